@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from accounts.models import ApiToken, Membership, Organization
+
+TOKEN_PREFIX = "rc_"
+
+
+def hash_token(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@transaction.atomic
+def create_organization(*, name: str, owner: AbstractBaseUser) -> Organization:
+    organization = Organization.objects.create(name=name)
+    Membership.objects.create(organization=organization, user=owner, role=Membership.Role.OWNER)
+    return organization
+
+
+def add_member(
+    *, organization: Organization, user: AbstractBaseUser, role: str = Membership.Role.MEMBER
+) -> Membership:
+    return Membership.objects.create(organization=organization, user=user, role=role)
+
+
+def create_api_token(
+    *, organization: Organization, created_by: AbstractBaseUser | None, name: str
+) -> tuple[ApiToken, str]:
+    """Returns the token row and the key; the key is shown once and never stored."""
+    key = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        organization=organization,
+        created_by=created_by,
+        name=name,
+        prefix=key[:10],
+        digest=hash_token(key),
+    )
+    return token, key

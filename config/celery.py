@@ -1,0 +1,27 @@
+"""The Celery app. Its settings are the CELERY_* names in config/settings.py."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("rootcause")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["workers", "diagnosis"])
+
+# Every periodic job, in one place; each is safe to run concurrently with itself.
+app.conf.beat_schedule = {
+    "sweep-stuck-diagnoses": {
+        "task": "workers.tasks.sweep_stuck_diagnoses",
+        "schedule": 60.0,
+    },
+}
+
+
+@app.task(name="rootcause.ping")
+def ping(value: str = "pong") -> str:
+    """A trivial round trip used by the readiness probe's tests and the end-to-end suite."""
+    return value

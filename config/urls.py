@@ -1,0 +1,18 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+
+from config import health
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/docs", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("diagnosis.urls_api")),
+    path("api/v1/", include("encyclopedia.urls_api")),
+    path("encyclopedia/", include("encyclopedia.urls")),
+    path("", include("diagnosis.urls")),
+]

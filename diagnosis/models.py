@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from accounts.models import Organization
+
+
+class Diagnosis(models.Model):
+    """One submitted log and what the pipeline made of it. Never holds the raw log."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        MASKING = "masking"
+        MATCHING = "matching"
+        REMEDIATING = "remediating"
+        DONE = "done"
+        FAILED = "failed"
+
+    class Source(models.TextChoices):
+        WEB = "web"
+        API = "api"
+        CLI = "cli"
+
+    ACTIVE_STATUSES = (Status.QUEUED, Status.MASKING, Status.MATCHING, Status.REMEDIATING)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="diagnoses"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="diagnoses",
+    )
+    source = models.CharField(max_length=8, choices=Source.choices)
+    # A file name the caller gave, masked like the log before it is stored.
+    filename = models.CharField(max_length=255, blank=True)
+    size_bytes = models.BigIntegerField()
+    idempotency_key = models.CharField(max_length=255, blank=True)
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # A stage holds the row until this instant; past it another worker may take the stage over.
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Fences a stage's writes: a worker whose lease was taken over cannot complete the stage.
+    lease_token = models.UUIDField(null=True, blank=True)
+    failure_reason = models.CharField(max_length=255, blank=True)
+
+    outcome = models.CharField(max_length=16, blank=True)
+    failure_slug = models.SlugField(max_length=100, blank=True)
+    result: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
+    masking_counts: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
+    catalogue_version = models.CharField(max_length=32, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "diagnoses"
+        constraints = [
+            # A retried request with the same Idempotency-Key returns the first diagnosis.
+            models.UniqueConstraint(
+                fields=["organization", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="diagnosis_unique_idempotency_key",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(progress__lte=100), name="diagnosis_progress_percent"
+            ),
+        ]
+        indexes = [
+            # The history list: one organisation's diagnoses, newest first.
+            models.Index(fields=["organization", "-created_at"], name="diagnosis_org_history"),
+            # The sweeper: active diagnoses whose last progress is older than a deadline.
+            models.Index(fields=["status", "updated_at"], name="diagnosis_status_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"

@@ -1,0 +1,70 @@
+"""Reads of diagnoses, always scoped to the caller's organisation."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from accounts.authentication import TokenUser
+from accounts.models import Organization
+from accounts.selectors import organization_for_user
+from diagnosis.models import Diagnosis
+
+
+def organization_for(caller: Any) -> Organization | None:
+    """The organisation a request acts for: the token's, or the signed-in person's."""
+    if isinstance(caller, TokenUser):
+        return caller.organization
+    return organization_for_user(caller)
+
+
+def diagnoses_for(caller: Any) -> QuerySet[Diagnosis]:
+    organization = organization_for(caller)
+    if organization is None:
+        return Diagnosis.objects.none()
+    return Diagnosis.objects.filter(organization=organization).order_by("-created_at")
+
+
+def get_diagnosis_for(caller: Any, diagnosis_id: uuid.UUID | str) -> Diagnosis:
+    """404 whether the diagnosis does not exist or belongs to another organisation."""
+    try:
+        return diagnoses_for(caller).get(id=diagnosis_id)
+    except (Diagnosis.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such diagnosis.") from None
+
+
+RESULT_KEYS = (
+    "outcome",
+    "failure",
+    "root_cause",
+    "initiating_rank",
+    "ranks",
+    "collateral",
+    "evidence",
+    "remediation",
+    "missing_facts",
+)
+
+
+def diagnosis_result(diagnosis: Diagnosis) -> dict[str, Any]:
+    """The result format of DESIGN.md, shared by the API, the pages and the CLI."""
+    body: dict[str, Any] = {"id": str(diagnosis.id), "status": diagnosis.status}
+    if diagnosis.status == Diagnosis.Status.DONE:
+        for key in RESULT_KEYS:
+            if key in diagnosis.result:
+                body[key] = diagnosis.result[key]
+        body["masking"] = diagnosis.masking_counts
+        slug = diagnosis.failure_slug
+        body["encyclopedia_url"] = f"/encyclopedia/{slug}/" if slug else None
+        body["catalogue_version"] = diagnosis.catalogue_version
+    if diagnosis.status == Diagnosis.Status.FAILED:
+        body["failure_reason"] = diagnosis.failure_reason
+    body["progress"] = diagnosis.progress
+    body["filename"] = diagnosis.filename
+    body["size_bytes"] = diagnosis.size_bytes
+    body["created_at"] = diagnosis.created_at.isoformat()
+    body["finished_at"] = diagnosis.finished_at.isoformat() if diagnosis.finished_at else None
+    return body

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from diagnosis import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("diagnoses/", views.history, name="diagnosis-history"),
+    path("diagnoses/<uuid:diagnosis_id>/", views.detail, name="diagnosis-detail"),
+]

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from diagnosis import api
+
+urlpatterns = [
+    path("diagnoses", api.DiagnosisListApi.as_view(), name="api-diagnoses"),
+    path(
+        "diagnoses/<uuid:diagnosis_id>",
+        api.DiagnosisDetailApi.as_view(),
+        name="api-diagnosis-detail",
+    ),
+]

@@ -1,0 +1,129 @@
+"""The public encyclopedia API. Anyone may call it; signed-in callers also get the fixes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework.generics import GenericAPIView
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.problems import ApplicationError
+from encyclopedia import memory, selectors
+from encyclopedia.models import Entry
+from encyclopedia.serializers import (
+    EntryFilterSerializer,
+    EntrySerializer,
+    MemoryEstimateInputSerializer,
+    MemoryEstimateSerializer,
+    ProblemSerializer,
+    SearchInputSerializer,
+    SearchOutputSerializer,
+)
+
+PROBLEM = OpenApiResponse(ProblemSerializer, description="Problem details (RFC 9457).")
+
+
+def _entry_payload(entry: Entry, *, can_see_fix: bool) -> dict[str, Any]:
+    payload = selectors.visible_fields(entry.data, can_see_fix=can_see_fix)
+    payload["url"] = reverse("encyclopedia:entry", args=[entry.slug])
+    payload["locked"] = selectors.locked_fields(entry.data, can_see_fix=can_see_fix)
+    return payload
+
+
+class EntryListApi(GenericAPIView):
+    permission_classes = [AllowAny]
+    pagination_class = LimitOffsetPagination
+    serializer_class = EntrySerializer
+
+    @extend_schema(
+        operation_id="encyclopedia_list",
+        parameters=[EntryFilterSerializer],
+        responses={200: EntrySerializer(many=True), 400: PROBLEM},
+        description="Catalogue entries by category and slug. Anonymous callers get the free "
+        "fields; signed-in callers also get fix, prevention, verification and code examples.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = EntryFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        entries = selectors.list_entries(**filters.validated_data)
+        page = self.paginate_queryset(entries)
+        assert page is not None  # pagination_class is set
+        allowed = selectors.can_see_fix(request.user)
+        data = [_entry_payload(entry, can_see_fix=allowed) for entry in page]
+        return self.get_paginated_response(EntrySerializer(data, many=True).data)
+
+
+class EntryDetailApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="encyclopedia_retrieve",
+        responses={200: EntrySerializer, 404: PROBLEM},
+        description="One entry by slug, gated like the list.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        entry = selectors.get_entry(slug)
+        payload = _entry_payload(entry, can_see_fix=selectors.can_see_fix(request.user))
+        return Response(EntrySerializer(payload).data)
+
+
+class EntrySearchApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="encyclopedia_search",
+        request=SearchInputSerializer,
+        responses={200: SearchOutputSerializer, 400: PROBLEM, 413: PROBLEM},
+        description="Entries whose fingerprints match pasted error text, with the lines that "
+        "matched. Uses the diagnosis pipeline's matcher; the text is not stored.",
+        examples=[
+            OpenApiExample(
+                "CUDA OOM in the optimizer",
+                request_only=True,
+                value={
+                    "text": 'File "/x/torch/optim/adamw.py", line 606, in _multi_tensor_adamw\n'
+                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 130.00 MiB."
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        params = SearchInputSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        results = selectors.search_entries(
+            params.validated_data["text"], limit=params.validated_data["limit"]
+        )
+        for result in results:
+            result["url"] = reverse("encyclopedia:entry", args=[result["slug"]])
+        payload = {"catalogue_version": selectors.current_version(), "results": results}
+        return Response(SearchOutputSerializer(payload).data)
+
+
+class MemoryEstimateApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="tools_memory_estimate",
+        parameters=[MemoryEstimateInputSerializer],
+        responses={200: MemoryEstimateSerializer, 400: PROBLEM},
+        description="Bytes per GPU for weights, gradients, optimizer states and fp32 master "
+        "weights of one data-parallel rank, with the formula. Activations are not counted.",
+    )
+    def get(self, request: Request) -> Response:
+        params = MemoryEstimateInputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        args = dict(params.validated_data)
+        gib = args.pop("gpu_memory_gib", None)
+        try:
+            result = memory.estimate(
+                **args, gpu_memory_bytes=None if gib is None else round(gib * 2**30)
+            )
+        except memory.EstimateError as exc:
+            raise ApplicationError(str(exc)) from None
+        return Response(MemoryEstimateSerializer(result).data)

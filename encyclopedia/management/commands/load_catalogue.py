@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from encyclopedia import services
+from encyclopedia.catalogue_files import CatalogueError
+
+
+class Command(BaseCommand):
+    help = "Load encyclopedia/catalogue/*.yaml into the database (idempotent)."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            report = services.load_catalogue()
+        except CatalogueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(
+            f"catalogue {report.version}: {len(report.created)} created, "
+            f"{len(report.updated)} updated, {len(report.deleted)} deleted, "
+            f"{report.unchanged} unchanged"
+            + (" (new version)" if report.version_changed else "")
+        )

@@ -1,0 +1,164 @@
+"""Reads of the catalogue, the one gate on what a reader may see, and search by error text."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from config.problems import PayloadTooLarge
+from encyclopedia.models import CatalogueVersion, Entry
+
+if TYPE_CHECKING:
+    from workers.engine import Engine
+
+# Pasted error text is matched in the web process; bound it so one request cannot hold a worker
+# for long. Full logs go through the diagnosis pipeline instead.
+SEARCH_MAX_BYTES = 1024 * 1024
+
+# Fields anyone may read; everything else in an entry (fix, commands, prevention, verification,
+# code examples, fingerprints) is for readers who may see fixes.
+FREE_FIELDS = (
+    "slug",
+    "title",
+    "category",
+    "tags",
+    "severity",
+    "quick_answer",
+    "mechanism",
+    "observe",
+    "symptoms",
+    "affected",
+    "checklist",
+    "signatures",
+    "root_causes",
+    "references",
+    "related",
+    "faq",
+)
+GATED_FIELDS = ("fix", "prevention", "verification", "code_examples", "fingerprints")
+
+CATEGORY_ORDER = (
+    "memory",
+    "distributed",
+    "cuda",
+    "hardware",
+    "numerics",
+    "programming",
+    "data",
+    "checkpoint",
+    "environment",
+    "compile",
+    "serving",
+)
+
+
+def can_see_fix(user: AbstractBaseUser | AnonymousUser | None) -> bool:
+    """Who may read fix steps and commands. Signed-in for now; the tiers decide later."""
+    return bool(user is not None and user.is_authenticated)
+
+
+def visible_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> dict[str, Any]:
+    """The part of an entry a reader may see: the single gate for pages and the API."""
+    allowed = FREE_FIELDS + GATED_FIELDS if can_see_fix else FREE_FIELDS
+    return {key: entry_data[key] for key in allowed if key in entry_data}
+
+
+def locked_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> list[str]:
+    """Names of the fields this entry has that the reader may not see (to say what signing in adds)."""
+    if can_see_fix:
+        return []
+    return [key for key in GATED_FIELDS if key in entry_data]
+
+
+def current_version() -> str:
+    """The current catalogue version, or "" before the first load."""
+    row = CatalogueVersion.objects.order_by("-id").values_list("version", flat=True).first()
+    return row or ""
+
+
+def current_catalogue() -> tuple[str, list[dict[str, Any]]]:
+    """(version, entries as in the YAML files, sorted by slug) in two queries."""
+    version = current_version()
+    # Sorted in Python: the database collation may order "-" differently, and the version digest
+    # and the engine must see the same order everywhere.
+    entries = sorted(Entry.objects.values_list("data", flat=True), key=lambda e: e["slug"])
+    return version, entries
+
+
+def get_entry(slug: str) -> Entry:
+    return get_object_or_404(Entry, slug=slug)
+
+
+def list_entries(
+    *, category: str | None = None, tag: str | None = None, severity: str | None = None
+) -> QuerySet[Entry]:
+    entries = Entry.objects.order_by("category", "slug")
+    if category:
+        entries = entries.filter(category=category)
+    if severity:
+        entries = entries.filter(severity=severity)
+    if tag:
+        if connection.features.supports_json_field_contains:
+            entries = entries.filter(tags__contains=[tag])
+        else:
+            # SQLite (the embedded default) has no JSON containment; the catalogue is small.
+            ids = [pk for pk, tags in entries.values_list("id", "tags") if tag in tags]
+            entries = entries.filter(id__in=ids)
+    return entries
+
+
+def entries_by_category(entries: Iterable[Entry]) -> list[tuple[str, list[Entry]]]:
+    groups: dict[str, list[Entry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.category, []).append(entry)
+    rank = {name: i for i, name in enumerate(CATEGORY_ORDER)}
+    return sorted(groups.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+
+
+def related_entries(entry: Entry) -> list[Entry]:
+    slugs = list(entry.data.get("related", []))
+    found = {e.slug: e for e in Entry.objects.filter(slug__in=slugs).only("slug", "title")}
+    return [found[slug] for slug in slugs if slug in found]
+
+
+_engine_lock = threading.Lock()
+_engine_cache: dict[str, Engine] = {}
+
+
+def _engine() -> Engine:
+    from workers.engine import Engine  # the engine is heavy to import; only search needs it
+
+    version = current_version()
+    engine = _engine_cache.get(version)
+    if engine is None:
+        with _engine_lock:
+            version, entries = current_catalogue()
+            engine = _engine_cache.get(version)
+            if engine is None:
+                engine = Engine(entries)
+                # Keep only the current version: an old engine is never asked again.
+                _engine_cache.clear()
+                _engine_cache[version] = engine
+    return engine
+
+
+def search_entries(text: str, *, limit: int = 10) -> list[dict[str, Any]]:
+    """Entries whose fingerprints match pasted error text, best first, with the lines that matched.
+
+    Uses the pipeline's matcher, built once per catalogue version and process.
+    """
+    if len(text.encode("utf-8", errors="replace")) > SEARCH_MAX_BYTES:
+        raise PayloadTooLarge(
+            f"Pasted text is limited to {SEARCH_MAX_BYTES // 1024} KiB; "
+            "submit whole logs for diagnosis instead."
+        )
+    if not text.strip():
+        return []
+    results: list[dict[str, Any]] = _engine().search(text, limit=limit)
+    return results

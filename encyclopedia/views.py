@@ -1,0 +1,107 @@
+"""Encyclopedia pages: the index, one entry, search by pasted error text, the memory estimator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import urlencode
+
+from config.problems import ApplicationError
+from encyclopedia import memory, selectors
+from encyclopedia.serializers import MemoryEstimateInputSerializer
+
+
+def _signup_url(next_path: str) -> str:
+    # Sign-up belongs to accounts; until it has a page the call to action leads to sign-in.
+    for name in ("accounts:signup", "signup"):
+        try:
+            return f"{reverse(name)}?{urlencode({'next': next_path})}"
+        except NoReverseMatch:
+            continue
+    return f"{settings.LOGIN_URL}?{urlencode({'next': next_path})}"
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    entries = selectors.list_entries().only("slug", "title", "category", "severity", "tags")
+    return render(
+        request,
+        "encyclopedia/index.html",
+        {"groups": selectors.entries_by_category(entries), "count": len(entries)},
+    )
+
+
+def entry(request: HttpRequest, slug: str) -> HttpResponse:
+    row = selectors.get_entry(slug)
+    allowed = selectors.can_see_fix(request.user)
+    return render(
+        request,
+        "encyclopedia/entry.html",
+        {
+            "entry": row,
+            "data": selectors.visible_fields(row.data, can_see_fix=allowed),
+            "locked": selectors.locked_fields(row.data, can_see_fix=allowed),
+            "related": selectors.related_entries(row),
+            "signup_url": _signup_url(request.path),
+            "login_url": f"{settings.LOGIN_URL}?{urlencode({'next': request.path})}",
+        },
+    )
+
+
+def search(request: HttpRequest) -> HttpResponse:
+    context: dict[str, Any] = {"text": "", "results": None, "error": ""}
+    status = 200
+    if request.method == "POST":
+        text = request.POST.get("text", "")
+        context["text"] = text
+        try:
+            results = selectors.search_entries(text)
+        except ApplicationError as exc:
+            context["error"] = exc.detail
+            status = exc.status_code
+            # Do not echo a megabyte of text back into the form.
+            context["text"] = ""
+        else:
+            context["results"] = results
+    return render(request, "encyclopedia/search.html", context, status=status)
+
+
+def memory_estimate(request: HttpRequest) -> HttpResponse:
+    context: dict[str, Any] = {
+        "optimizers": [(name, memory.OPTIMIZER_LABELS[name]) for name in memory.OPTIMIZERS],
+        "precisions": list(memory.PRECISION_LABELS.items()),
+        "stages": range(4),
+        "values": {"optimizer": "adamw", "precision": "mixed", "zero_stage": "0", "dp_size": "1"},
+        "result": None,
+        "errors": {},
+    }
+    status = 200
+    if "params" in request.GET:
+        context["values"] = {**context["values"], **request.GET.dict()}
+        form = MemoryEstimateInputSerializer(data=request.GET)
+        if form.is_valid():
+            args = dict(form.validated_data)
+            gib = args.pop("gpu_memory_gib", None)
+            result = memory.estimate(
+                **args, gpu_memory_bytes=None if gib is None else round(gib * 2**30)
+            )
+            result["rows"] = [
+                (
+                    name.replace("_", " "),
+                    result["bytes_per_param"][name],
+                    name in result["sharded"],
+                    memory.human_bytes(result["bytes"][name]),
+                )
+                for name in memory.COMPONENTS
+            ]
+            result["total_human"] = memory.human_bytes(result["total_bytes"])
+            if result["gpu_memory_bytes"]:
+                result["gpu_human"] = memory.human_bytes(result["gpu_memory_bytes"])
+            context["result"] = result
+        else:
+            context["errors"] = {k: " ".join(str(m) for m in v) for k, v in form.errors.items()}
+            status = 400
+    return render(request, "encyclopedia/memory_estimate.html", context, status=status)

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_int, env_list
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    clean.pop("DJANGO_SETTINGS_MODULE", None)
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_typed_helpers_fail_loudly_on_malformed_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "maybe")
+    monkeypatch.setenv("X_INT", "12MB")
+    monkeypatch.setenv("X_SMALL", "0")
+
+    with pytest.raises(ImproperlyConfigured, match="X_BOOL"):
+        env_bool("X_BOOL")
+    with pytest.raises(ImproperlyConfigured, match="X_INT"):
+        env_int("X_INT", 1)
+    with pytest.raises(ImproperlyConfigured, match="at least 1"):
+        env_int("X_SMALL", 5, minimum=1)
+
+
+def test_typed_helpers_read_well_formed_values(monkeypatch):
+    monkeypatch.setenv("X_BOOL", "off")
+    monkeypatch.setenv("X_INT", "42")
+    monkeypatch.setenv("X_LIST", "a.example, b.example,,")
+
+    assert env_bool("X_BOOL", default=True) is False
+    assert env_int("X_INT", 1) == 42
+    assert env_list("X_LIST", []) == ["a.example", "b.example"]
+    assert env_bool("X_UNSET", default=True) is True
+
+
+def test_production_settings_pass_check_deploy():
+    result = _manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        DEBUG="0",
+        SECRET_KEY="k" * 20 + "-production-secret-with-enough-entropy-0123456789",
+        ALLOWED_HOSTS="rootcause.example",
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/rootcause",
+        REDIS_URL="redis://127.0.0.1:6379/15",
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_without_debug_a_secret_key_is_required():
+    result = _manage("check", DEBUG="0", SECRET_KEY="")
+
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_a_malformed_database_url_names_the_variable():
+    result = _manage("check", DATABASE_URL="nonsense://")
+
+    assert result.returncode != 0
+    assert "DATABASE_URL" in result.stderr
+
+
+def test_the_embedded_default_uses_sqlite_and_eager_celery():
+    code = (
+        "from django.conf import settings;"
+        "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    result = _manage("shell", "-c", code)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"]

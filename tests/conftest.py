@@ -1,0 +1,70 @@
+"""One small world for every test: alice owns Acme, bob is a member, charlie is an outsider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from accounts.models import Organization
+from accounts.services import add_member, create_api_token, create_organization
+
+
+@pytest.fixture
+def alice(db: Any) -> Any:
+    return get_user_model().objects.create_user("alice", "alice@acme.example", "pw-alice-123")
+
+
+@pytest.fixture
+def bob(db: Any) -> Any:
+    return get_user_model().objects.create_user("bob", "bob@acme.example", "pw-bob-123")
+
+
+@pytest.fixture
+def charlie(db: Any) -> Any:
+    return get_user_model().objects.create_user("charlie", "charlie@umbrella.example", "pw-c-123")
+
+
+@pytest.fixture
+def acme(alice: Any, bob: Any) -> Organization:
+    organization = create_organization(name="Acme", owner=alice)
+    add_member(organization=organization, user=bob)
+    return organization
+
+
+@pytest.fixture
+def umbrella(charlie: Any) -> Organization:
+    return create_organization(name="Umbrella", owner=charlie)
+
+
+@pytest.fixture
+def acme_token(acme: Organization, alice: Any) -> str:
+    _, key = create_api_token(organization=acme, created_by=alice, name="ci")
+    return key
+
+
+@pytest.fixture
+def umbrella_token(umbrella: Organization, charlie: Any) -> str:
+    _, key = create_api_token(organization=umbrella, created_by=charlie, name="ci")
+    return key
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def acme_api(acme_token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {acme_token}")
+    return client
+
+
+@pytest.fixture
+def umbrella_api(umbrella_token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {umbrella_token}")
+    return client

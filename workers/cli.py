@@ -1,0 +1,195 @@
+"""`rootcause`: the diagnosis engine on the command line.
+
+`rootcause diagnose FILE... --offline` masks, matches and remediates in this process with the
+catalogue shipped in the package; nothing leaves the machine. `rootcause mask FILE...` prints the
+masked text exactly as the service would store it. `-` reads standard input, `.gz` is unpacked.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import typer
+
+from workers.engine import Engine, get_engine
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+PIECE = 1 << 20
+# A NUL byte or many undecodable bytes in the head of a file: not a text log.
+SNIFF = 8192
+
+
+class InputError(Exception):
+    """A file that cannot be read as a text log; the message is for the user."""
+
+
+def _sniff(head: bytes, name: str) -> None:
+    if b"\x00" in head[:SNIFF]:
+        raise InputError(f"{name}: looks like a binary file, not a text log")
+    sample = head[:SNIFF]
+    if sample and sample.decode("utf-8", "replace").count("\ufffd") > len(sample) // 10:
+        raise InputError(f"{name}: is not UTF-8 text")
+
+
+def raw_pieces(path: str) -> Iterator[bytes]:
+    """The file's bytes in pieces; InputError is raised before the first piece is yielded."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            stream: Any = sys.stdin.buffer
+        elif path.endswith(".gz"):
+            stream = gzip.open(path, "rb")
+        else:
+            stream = open(path, "rb")  # noqa: SIM115 -- closed by the generator below
+        first = stream.read(PIECE)
+    except FileNotFoundError as exc:
+        raise InputError(f"{name}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{name}: is a directory") from exc
+    except PermissionError as exc:
+        raise InputError(f"{name}: permission denied") from exc
+    except (gzip.BadGzipFile, EOFError, OSError) as exc:
+        raise InputError(f"{name}: cannot be read ({exc})") from exc
+    _sniff(first, name)
+    return _rest(stream, first, name)
+
+
+def _rest(stream: Any, first: bytes, name: str) -> Iterator[bytes]:
+    try:
+        if first:
+            yield first
+        while True:
+            try:
+                piece = stream.read(PIECE)
+            except (gzip.BadGzipFile, EOFError, OSError) as exc:
+                raise InputError(f"{name}: cannot be read ({exc})") from exc
+            if not piece:
+                return
+            yield piece
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def masked_chunks(pieces: Iterable[bytes], counts: dict[str, int]) -> Iterator[str]:
+    """Line-aligned masked chunks; `counts` receives the masking counts as masking goes."""
+    from workers.masking import Masker, iter_line_chunks
+
+    masker = Masker()
+    for chunk in iter_line_chunks(pieces):
+        yield masker.mask(chunk)
+        counts.clear()
+        counts.update(masker.counts)
+
+
+def diagnose_path(path: str, engine: Engine) -> dict[str, Any]:
+    """What `diagnose --offline` computes for one file (also used by `make eval`)."""
+    counts: dict[str, int] = {}
+    result = engine.diagnose(masked_chunks(raw_pieces(path), counts))
+    result["masking"] = counts
+    result["file"] = path
+    return result
+
+
+def diagnose_merged(paths: list[str], engine: Engine) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    sources = [(p, masked_chunks(raw_pieces(p), counts)) for p in paths]
+    result = engine.diagnose_sources(sources)
+    result["masking"] = counts
+    result["file"] = ",".join(paths)
+    return result
+
+
+def render(result: dict[str, Any]) -> str:
+    out = [f"== {result['file']}"]
+    if result["outcome"] != "diagnosed":
+        out.append("no known failure matched")
+    else:
+        f = result["failure"]
+        out.append(f"class:      {f['slug']} ({f['title']}, {f['category']})")
+        out.append(f"confidence: {f['confidence']:.2f}")
+        out.append(f"root cause: {result['root_cause']}")
+        rank = result["initiating_rank"]
+        out.append(f"initiating rank: {'n/a (single process)' if rank is None else rank}")
+        for c in result["collateral"]:
+            ranks = ", ".join(str(r) for r in c["ranks"]) or "-"
+            out.append(f"collateral: {c['slug']} on ranks {ranks}")
+    if result["evidence"]:
+        out.append("evidence:")
+        out.extend(f"  {e['line']:>7}: {e['text']}" for e in result["evidence"])
+    remediation = result.get("remediation")
+    if remediation:
+        out.append("fix:")
+        out.extend(f"  - {step}" for step in remediation["steps"])
+        out.append(f"  command: {remediation['command']}")
+        out.append(f"verify: {remediation['verification_command']}")
+    for fact in result["missing_facts"]:
+        out.append(f"missing: {fact}")
+    return "\n".join(out)
+
+
+def _emit(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(result, ensure_ascii=False))
+    else:
+        typer.echo(render(result))
+
+
+@app.command()
+def diagnose(
+    files: list[str] = typer.Argument(..., help="log files; '-' reads standard input"),
+    offline: bool = typer.Option(False, "--offline", help="diagnose in this process"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
+    merge: bool = typer.Option(False, "--merge", help="the files are the ranks of one job"),
+) -> None:
+    """Diagnose failed training logs."""
+    if not offline:
+        typer.echo(
+            "error: only --offline is available for now (the online mode comes later); "
+            "run: rootcause diagnose --offline FILE...",
+            err=True,
+        )
+        raise typer.Exit(2)
+    engine = get_engine()
+    failed = False
+    if merge:
+        try:
+            _emit(diagnose_merged(files, engine), as_json)
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            failed = True
+    else:
+        for path in files:
+            try:
+                _emit(diagnose_path(path, engine), as_json)
+            except InputError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                failed = True
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def mask(files: list[str] = typer.Argument(..., help="log files; '-' reads standard input")) -> None:
+    """Print the masked text exactly as the service would store it."""
+    failed = False
+    for path in files:
+        try:
+            counts: dict[str, int] = {}
+            for chunk in masked_chunks(raw_pieces(path), counts):
+                sys.stdout.write(chunk)
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            failed = True
+    sys.stdout.flush()
+    if failed:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,226 @@
+"""Evidence extraction: what one log line says about its rank, its time and its traceback.
+
+Everything here works on single lines of masked text plus a bounded look-back over the lines
+just before, so the engine can call it only on the lines the matcher flagged. Rank prefixes come
+in many shapes (torchrun `[rank3]:`, `--tee` `[default3]:`, `srun -l` `3: `, multi-node
+`node-2: [rank9]:`, mpirun `[1,3]<stderr>:`, docker compose `trainer-1  | `) and the same log can
+mix them; logging headers (`rank=2`, `[Rank 1]`) give a weaker, in-text rank.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+# A look-back never walks further than this: it bounds the work per flagged line.
+LOOKBACK_LINES = 400
+# Only the head of a line is searched for prefixes, timestamps and in-text ranks.
+HEAD_CHARS = 240
+
+_PROGRESS_RE = re.compile(r"^.{0,400}?\d(?:it/s|s/it)\]")
+_MARKDOWN_RE = re.compile(r"^(?:>\s?)+|^```\w*\s*$")
+_BOX_RE = re.compile(r"^[\s│┃|]*[│┃╭╰╮╯─━]+\s?")
+_BOX_TAIL_RE = re.compile(r"\s*[│┃]\s*$")
+
+_PREFIX_RE = re.compile(
+    r"""^(?:
+        (?P<svc>[A-Za-z0-9_.<>-]{1,64}-\d{1,3})\s{1,24}\|\s?    # docker compose: name-1 |
+      | \[(?P<mpi>\d{1,5}),(?P<mpirank>\d{1,5})\]<std(?:out|err)>:\s?  # mpirun --tag-output
+      | (?P<host>[A-Za-z0-9_.<>-]{1,64}):\s(?=\[(?:rank|default)\d)    # node-2: [rank9]:
+    )""",
+    re.X,
+)
+_RANK_PREFIX_RE = re.compile(r"^\s?(?:\[(?:rank|default)(?P<r1>\d{1,5})\]:?\s?|(?P<r2>\d{1,5}):\s)")
+_SOFT_RANK_RE = re.compile(
+    r"\[[Rr]ank[ :]?(?P<a>\d{1,5})\]|\brank=(?P<b>\d{1,5})\b|\b[Rr]ank (?P<c>\d{1,5}):|"
+    r"^\[rank(?P<d>\d{1,5})\]\s|"
+    # the launcher reporting a worker's exit speaks about that worker
+    r"\bfailed \(exitcode: -?\d+\) local_rank: (?P<e>\d{1,5})"
+)
+# Ranks a chunk mentions in its stream prefixes or logging headers (one C-speed pass per chunk).
+RANKS_IN_CHUNK_RE = re.compile(
+    r"(?m)^(?:[A-Za-z0-9_.<>-]{1,64}: )?\[(?:rank|default) ?(\d{1,5})\]|\brank=(\d{1,5})\b|"
+    r"\[Rank (\d{1,5})\]"
+)
+
+_GLOG_RE = re.compile(r"(?:^|\[)[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
+_ISO_RE = re.compile(
+    r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?!\d)"
+)
+
+_TB_HEAD = "Traceback (most recent call last)"
+_CHAIN_MARKERS = (
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+)
+_TRACEBACKISH_RE = re.compile(
+    r"^(?:$|\s|Traceback \(most recent|During handling|The above exception|[\^~]|"
+    r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit|Failure)\b|[│┃╭╰])"
+)
+_LAUNCHER_FIELD_RE = re.compile(r"^\s*(?:exitcode|traceback|error_file|time|host)\s*:")
+_LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
+
+
+@dataclass(frozen=True)
+class LineInfo:
+    """One line with its prefixes taken off: `rank` is None for launcher or single-process lines."""
+
+    text: str
+    rank: int | None
+    host: str | None
+    explicit: bool  # the rank came from a stream prefix, not from words inside the line
+    ts: float | None
+
+
+def clean_line(line: str) -> str:
+    """Drop what pasting adds around a log line: markdown quotes, fences, progress bars, \\r."""
+    if "\r" in line:
+        parts = [p for p in line.split("\r") if p.strip()]
+        line = parts[-1] if parts else ""
+    if line[:1] in ">`":
+        line = _MARKDOWN_RE.sub("", line)
+    if ("it/s]" in line or "s/it]" in line) and len(line) < 100_000:
+        # tqdm bars glued to the next message: keep what follows the last bar
+        while True:
+            m = _PROGRESS_RE.match(line)
+            if not m or m.end() >= len(line):
+                break
+            line = line[m.end() :]
+    return line
+
+
+def parse_line(raw: str) -> LineInfo:
+    line = clean_line(raw)
+    host: str | None = None
+    rank: int | None = None
+    explicit = False
+    m = _PREFIX_RE.match(line)
+    if m:
+        if m.group("svc"):
+            host = m.group("svc")
+        elif m.group("mpirank") is not None:
+            rank, explicit = int(m.group("mpirank")), True
+        else:
+            host = m.group("host")
+        line = line[m.end() :]
+    if rank is None:
+        m = _RANK_PREFIX_RE.match(line)
+        if m:
+            rank, explicit = int(m.group("r1") or m.group("r2")), True
+            line = line[m.end() :]
+            # `[rank0]:[rank0]:` appears when two launchers both prefix
+            m2 = _RANK_PREFIX_RE.match(line)
+            if m2 and m2.group("r1"):
+                line = line[m2.end() :]
+    if line[:1] in "│┃╭╰":
+        line = _BOX_TAIL_RE.sub("", _BOX_RE.sub("", line))
+    head = line[:HEAD_CHARS]
+    if rank is None:
+        s = _SOFT_RANK_RE.search(head)
+        if s:
+            rank = int(next(g for g in s.groups() if g is not None))
+    return LineInfo(text=line, rank=rank, host=host, explicit=explicit, ts=parse_timestamp(head))
+
+
+def parse_timestamp(head: str) -> float | None:
+    """Seconds within the year (the year is dropped: glog lines carry none)."""
+    m = _ISO_RE.search(head)
+    if m:
+        _, mo, d, h, mi, s, frac = m.groups()
+    else:
+        m = _GLOG_RE.search(head)
+        if not m:
+            return None
+        mo, d, h, mi, s, frac = m.groups()
+    seconds = ((int(mo) * 32 + int(d)) * 24 + int(h)) * 3600 + int(mi) * 60 + int(s)
+    return seconds + (float("0." + frac) if frac else 0.0)
+
+
+def is_tracebackish(text: str) -> bool:
+    return bool(_TRACEBACKISH_RE.match(text))
+
+
+class LineContext:
+    """Resolves rank, timestamp and traceback frames of lines in a window of recent lines.
+
+    `lines` holds the tail of the previous chunk followed by the current chunk, so a traceback
+    cut by a chunk boundary still finds its head. Results are cached per index: the flagged lines
+    of one traceback share the walk.
+    """
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self._parsed: dict[int, LineInfo] = {}
+        self._resolved: dict[int, LineInfo] = {}
+
+    def parsed(self, i: int) -> LineInfo:
+        info = self._parsed.get(i)
+        if info is None:
+            info = parse_line(self.lines[i])
+            self._parsed[i] = info
+        return info
+
+    def resolve(self, i: int) -> LineInfo:
+        """The line with the rank and time it inherits from the stream it continues."""
+        done = self._resolved.get(i)
+        if done is not None:
+            return done
+        info = self.parsed(i)
+        rank, ts = info.rank, info.ts
+        launcher = _LAUNCHER_FIELD_RE.match(info.text) or _LAUNCHER_RANK_RE.match(info.text)
+        if launcher and not info.explicit:
+            rank = self._launcher_block_rank(i)
+        elif (rank is None or ts is None) and is_tracebackish(info.text):
+            # an unprefixed traceback continues the last line that named a rank or a time
+            for j in range(i - 1, max(-1, i - LOOKBACK_LINES), -1):
+                prev = self._resolved.get(j) or self.parsed(j)
+                if prev.host != info.host:
+                    continue
+                if info.explicit and prev.rank != rank:
+                    continue
+                if rank is None:
+                    rank = prev.rank
+                if ts is None:
+                    ts = prev.ts
+                if (rank is not None and ts is not None) or not is_tracebackish(prev.text):
+                    break
+                if j in self._resolved:
+                    break
+        resolved = LineInfo(info.text, rank, info.host, info.explicit, ts)
+        self._resolved[i] = resolved
+        return resolved
+
+    def _launcher_block_rank(self, i: int) -> int | None:
+        """`rank : 2 (local_rank: 2)` inside torchrun's failure summary, for the lines of one entry."""
+        for j in range(i, max(-1, i - 8), -1):
+            m = _LAUNCHER_RANK_RE.match(self.parsed(j).text)
+            if m:
+                return int(m.group(1))
+        return None
+
+    def frames(self, i: int, limit: int = 200) -> list[str]:
+        """The traceback lines of i's stream that end at line i (chained tracebacks included)."""
+        me = self.resolve(i)
+        out: list[str] = []
+        for j in range(i - 1, max(-1, i - LOOKBACK_LINES), -1):
+            info = self.parsed(j)
+            if info.host != me.host:
+                continue
+            if me.explicit:
+                if info.rank != me.rank:
+                    continue
+            elif info.explicit:
+                break
+            if not is_tracebackish(info.text):
+                break
+            out.append(info.text)
+            if len(out) >= limit:
+                break
+        return out
+
+    def in_traceback(self, i: int) -> bool:
+        return any(
+            f.startswith(_TB_HEAD) or f.lstrip(" ╭─").startswith(_TB_HEAD) or "Traceback" in f
+            for f in self.frames(i, limit=120)
+        )

@@ -1,0 +1,10 @@
+"""Stage 1 of the pipeline: mask secrets and personal data in a training log.
+
+Plain Python (no Django): Hyperscan finds every candidate in one pass, bounded Python checks
+confirm them, and replacements keep what a diagnosis needs (library frames, shapes, ranks).
+"""
+
+from workers.masking.chunks import iter_line_chunks
+from workers.masking.masker import Masker
+
+__all__ = ["Masker", "iter_line_chunks"]

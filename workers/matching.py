@@ -1,0 +1,216 @@
+"""The fingerprint matcher: every catalogue pattern compiled into one Hyperscan database.
+
+Hyperscan scans a whole chunk in one call, in time linear in the chunk whatever the number of
+patterns, and never backtracks. Python `re` only confirms a hit on the single matched line, cut to
+a bounded window, so hostile input cannot make either side slow. The engine adds its own internal
+patterns (traceback heads, watchdog lines, launcher summaries) to the same database.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import hyperscan
+
+Entry = dict[str, Any]
+
+# Confirmation looks at most this many characters before the match end (and a little after).
+CONFIRM_WINDOW = 4096
+# Matches kept per pattern per chunk: a line repeated a million times must not cost a million
+# Python calls; the first hits are the ones evidence needs.
+MAX_HITS_PER_PATTERN = 400
+
+_NAMED_GROUP_RE = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+_NUMERIC_RE = re.compile(
+    r"^(?P<a>[a-z_]+) *(?P<op>>=|<=|>|<) *(?:(?P<k>[0-9.]+) *\*? *)?(?P<b>[a-z_]*)$"
+)
+_SIZE_RE = re.compile(r"(?i)^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTP]i?B|bytes?|B)?")
+_UNITS = {
+    "b": 1,
+    "byte": 1,
+    "bytes": 1,
+    "kb": 1000,
+    "kib": 1024,
+    "mb": 1000**2,
+    "mib": 1024**2,
+    "gb": 1000**3,
+    "gib": 1024**3,
+    "tb": 1000**4,
+    "tib": 1024**4,
+}
+
+
+class PatternError(ValueError):
+    """A fingerprint pattern that one of the two regex engines refuses."""
+
+
+@dataclass(frozen=True)
+class Numeric:
+    left: str
+    op: str
+    factor: float
+    right: str | None
+    constant: float | None
+
+    def holds(self, groups: dict[str, str | None]) -> bool:
+        a = to_number(groups.get(self.left))
+        if a is None:
+            return False
+        if self.right:
+            b = to_number(groups.get(self.right))
+            if b is None:
+                return False
+            b *= self.factor
+        elif self.constant is not None:
+            b = self.constant
+        else:
+            return False
+        return {">": a > b, "<": a < b, ">=": a >= b, "<=": a <= b}[self.op]
+
+
+def to_number(text: str | None) -> float | None:
+    """'20.00 MiB' -> 20971520.0; a bare number stays as it is."""
+    if not text:
+        return None
+    m = _SIZE_RE.match(text)
+    if not m:
+        return None
+    value = float(m.group(1))
+    unit = (m.group(2) or "").lower()
+    return value * _UNITS.get(unit, 1)
+
+
+def parse_numeric(expr: str) -> Numeric:
+    m = _NUMERIC_RE.match(expr.strip())
+    if not m:
+        raise PatternError(f"numeric comparison {expr!r} is not 'a > b', 'a > 2 * b' or 'a > 5'")
+    b = m.group("b") or None
+    k = m.group("k")
+    if b is None and k is None:
+        raise PatternError(f"numeric comparison {expr!r} has no right-hand side")
+    return Numeric(
+        left=m.group("a"),
+        op=m.group("op"),
+        factor=float(k) if (k and b) else 1.0,
+        right=b,
+        constant=float(k) if (k and not b) else None,
+    )
+
+
+def hyperscan_form(pattern: str) -> tuple[bytes, int]:
+    """The pattern as Hyperscan takes it: named groups made plain, `(?i)` turned into a flag."""
+    flags = hyperscan.HS_FLAG_MULTILINE
+    if pattern.startswith("(?i)"):
+        pattern = pattern[4:]
+        flags |= hyperscan.HS_FLAG_CASELESS
+    return _NAMED_GROUP_RE.sub("(", pattern).encode("utf-8"), flags
+
+
+def compile_python(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise PatternError(f"{pattern!r}: Python re refuses it: {exc}") from exc
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise PatternError unless both engines compile the pattern (the contract's rule)."""
+    compile_python(pattern)
+    expr, flags = hyperscan_form(pattern)
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=[expr], ids=[0], elements=1, flags=[flags])
+    except hyperscan.error as exc:
+        raise PatternError(f"{pattern!r}: Hyperscan refuses it: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Signal:
+    entry: int  # index into the engine's entry list
+    slug: str
+    id: str
+    weight: float
+    kind: str
+    regex: re.Pattern[str]
+    within_lines: int | None
+    in_frame: re.Pattern[str] | None
+    numeric: Numeric | None
+
+
+def signals_of(entries: list[Entry]) -> list[Signal]:
+    out = []
+    for index, entry in enumerate(entries):
+        for spec in entry["fingerprints"]["signals"]:
+            where = f"{entry['slug']}/{spec['id']}"
+            try:
+                check_pattern(spec["pattern"])
+                in_frame = compile_python(spec["in_frame"]) if spec.get("in_frame") else None
+                numeric = parse_numeric(spec["numeric"]) if spec.get("numeric") else None
+            except PatternError as exc:
+                raise PatternError(f"{where}: {exc}") from exc
+            out.append(
+                Signal(
+                    entry=index,
+                    slug=entry["slug"],
+                    id=spec["id"],
+                    weight=float(spec["weight"]),
+                    kind=spec.get("kind", "error"),
+                    regex=compile_python(spec["pattern"]),
+                    within_lines=spec.get("within_lines"),
+                    in_frame=in_frame,
+                    numeric=numeric,
+                )
+            )
+    return out
+
+
+class Matcher:
+    """One Hyperscan database over signal patterns (ids 0..n-1) and internal patterns after them."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.patterns = patterns
+        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        forms = [hyperscan_form(p) for p in patterns]
+        try:
+            self.database.compile(
+                expressions=[f[0] for f in forms],
+                ids=list(range(len(forms))),
+                elements=len(forms),
+                flags=[f[1] for f in forms],
+            )
+        except hyperscan.error as exc:
+            # find the culprit for a useful message
+            for p in patterns:
+                check_pattern(p)
+            raise PatternError(str(exc)) from exc
+        self.scratch = hyperscan.Scratch(self.database)
+
+    def scan(self, data: bytes) -> list[tuple[int, int]]:
+        """(line index within data, pattern id) for each matching line, in line order."""
+        ends: list[tuple[int, int]] = []
+        counts = [0] * len(self.patterns)
+
+        def on_match(pid: int, start: int, end: int, flags: int, ctx: object) -> bool:
+            if counts[pid] < MAX_HITS_PER_PATTERN:
+                counts[pid] += 1
+                ends.append((end, pid))
+            return False
+
+        self.database.scan(data, match_event_handler=on_match, scratch=self.scratch)
+        ends.sort()
+        out: list[tuple[int, int]] = []
+        seen: set[tuple[int, int]] = set()
+        line = 0
+        pos = 0
+        for end, pid in ends:
+            at = max(end - 1, 0)
+            if at > pos:
+                line += data.count(b"\n", pos, at)
+                pos = at
+            key = (line, pid)
+            if key not in seen:
+                seen.add(key)
+                out.append(key)
+        return out

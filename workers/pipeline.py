@@ -1,0 +1,106 @@
+"""The three stages run by the Celery tasks: what each reads, computes and hands on.
+
+Each stage reads its input by diagnosis id, holds a lease on the row while it works, and writes only
+if it still holds the lease, so a stage that runs twice (a redelivered task, the sweeper) or a worker
+killed half-way never loses or duplicates a diagnosis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from django.conf import settings
+
+from billing_tiers.selectors import includes_fix_steps
+from diagnosis import services
+from diagnosis.models import Diagnosis
+from workers.catalogue import current_engine, entry_for
+from workers.masking import Masker, iter_line_chunks
+from workers.remediation import remediation_for
+from workers.staging import MASKED, RAW, get_store, staging_key
+
+logger = logging.getLogger(__name__)
+
+Status = Diagnosis.Status
+
+
+class StageError(Exception):
+    """A failure on our side that no retry will fix; the diagnosis is marked failed."""
+
+
+def masking_secret(diagnosis_id: str) -> bytes:
+    """Per-diagnosis pseudonym key: stable across retries of one diagnosis, unrelated across two."""
+    return hmac.new(
+        settings.SECRET_KEY.encode(), f"mask:{diagnosis_id}".encode(), hashlib.sha256
+    ).digest()
+
+
+def run_mask(claim: services.Claim) -> bool:
+    diagnosis_id = str(claim.diagnosis.id)
+    store = get_store(settings.REDIS_URL)
+    raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
+    if not store.exists(raw_key):
+        raise StageError("the log expired before it could be masked")
+    masker = Masker(secret=masking_secret(diagnosis_id))
+
+    def masked_chunks() -> Iterator[bytes]:
+        for chunk in iter_line_chunks(store.read(raw_key)):
+            yield masker.mask(chunk).encode("utf-8")
+
+    store.write(masked_key, masked_chunks(), ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS)
+    completed = services.complete_stage(claim, fields={"masking_counts": dict(masker.counts)})
+    if completed:
+        # The masked text exists: the raw bytes have served their only purpose.
+        store.delete(raw_key)
+    return completed
+
+
+def run_match(claim: services.Claim) -> bool:
+    diagnosis_id = str(claim.diagnosis.id)
+    store = get_store(settings.REDIS_URL)
+    masked_key = staging_key(MASKED, diagnosis_id)
+    if not store.exists(masked_key):
+        raise StageError("the masked log expired before it could be matched")
+    engine = current_engine()
+    analysis = engine.diagnose(iter_line_chunks(store.read(masked_key)))
+    failure = analysis.get("failure") or {}
+    return services.complete_stage(
+        claim,
+        fields={
+            "result": analysis,
+            "outcome": analysis.get("outcome", ""),
+            "failure_slug": failure.get("slug", ""),
+            "catalogue_version": engine.version,
+        },
+    )
+
+
+def run_remediate(claim: services.Claim) -> bool:
+    diagnosis = claim.diagnosis
+    result: dict[str, Any] = dict(diagnosis.result)
+    slug = diagnosis.failure_slug
+    entry = entry_for(slug) if slug else None
+    remediation = (
+        remediation_for(entry, include_fix=includes_fix_steps(diagnosis.organization))
+        if entry
+        else None
+    )
+    if remediation:
+        result["remediation"] = remediation
+    else:
+        result.pop("remediation", None)
+    completed = services.complete_stage(claim, fields={"result": result})
+    if completed:
+        get_store(settings.REDIS_URL).delete(staging_key(MASKED, str(diagnosis.id)))
+    return completed
+
+
+STAGES = {
+    Status.MASKING: run_mask,
+    Status.MATCHING: run_match,
+    Status.REMEDIATING: run_remediate,
+}

@@ -1,0 +1,158 @@
+"""Rank analysis: which rank of a distributed job failed first.
+
+The first non-collateral error wins (by timestamp when every candidate has one, else by order in
+the log). When the errors alone cannot tell (every rank raised the same error, or only collateral
+errors are present) cross-rank evidence decides: the rank whose collective differs in a
+"Detected mismatch between collectives" report, the rank stuck at a lower NCCL SeqNum or on a
+different OpType, the rank behind in "last enqueued NCCL work", the first process group that
+signalled a dump. The launcher's "Root Cause (first observed failure)" names the first process
+it saw exit, which is often only the first victim, so it comes last.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+SEQNUM_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
+ENQUEUED_RE = re.compile(r"last enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)")
+MISMATCH_RE = re.compile(
+    r"Rank (?P<rank>\d+) is running collective: CollectiveFingerPrint\((?P<fp>[^)]{0,400})\)"
+)
+FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
+ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
+LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
+# The numbers that differ between ranks running the same collective at the same step.
+_FP_NOISE_RE = re.compile(r"SequenceNumber=\d+,?\s*")
+
+
+@dataclass
+class FirstError:
+    """Where a rank's first error of some class sits: time when known, then position."""
+
+    ts: float | None
+    order: tuple[int, int]  # (source index, line number)
+    line: int = field(compare=False)
+    text: str = field(compare=False)
+
+
+@dataclass
+class CrossRankEvidence:
+    seqnum: dict[int, tuple[int, str]] = field(default_factory=dict)
+    enqueued: dict[int, tuple[int, int]] = field(default_factory=dict)
+    mismatch: Counter[tuple[int, str]] = field(default_factory=Counter)
+    first_pg: list[int] = field(default_factory=list)
+    launcher_root: int | None = None
+
+    def observe(self, rank: int | None, text: str) -> None:
+        """Feed one line; only the patterns above are looked for, on a bounded head."""
+        head = text[:2000]
+        for m in MISMATCH_RE.finditer(head):
+            fingerprint = _FP_NOISE_RE.sub("", m.group("fp"))
+            self.mismatch[(int(m.group("rank")), fingerprint)] += 1
+        if rank is None:
+            return
+        m = SEQNUM_RE.search(head)
+        if m and rank not in self.seqnum:
+            self.seqnum[rank] = (int(m.group("seq")), m.group("op"))
+        m = ENQUEUED_RE.search(head)
+        if m and rank not in self.enqueued:
+            self.enqueued[rank] = (int(m.group("enq")), int(m.group("done")))
+        if FIRST_PG_RE.search(head) and rank not in self.first_pg:
+            self.first_pg.append(rank)
+
+    def suspect(self) -> tuple[int, str] | None:
+        """A rank that cross-rank evidence singles out, with the reason, or None."""
+        return (
+            self._mismatch_outlier()
+            or self._seqnum_outlier()
+            or self._enqueued_outlier()
+            or (
+                (self.first_pg[0], "first process group on this rank to signal a dump")
+                if len(self.first_pg) == 1
+                else None
+            )
+        )
+
+    def _mismatch_outlier(self) -> tuple[int, str] | None:
+        by_rank: dict[int, Counter[str]] = {}
+        for (rank, fp), n in self.mismatch.items():
+            by_rank.setdefault(rank, Counter())[fp] += n
+        if len(by_rank) < 2:
+            return None
+        usual = Counter(fp for fps in by_rank.values() for fp in fps)
+        majority, _ = usual.most_common(1)[0]
+        odd = [r for r, fps in by_rank.items() if majority not in fps]
+        if len(odd) == 1:
+            return odd[0], f"rank {odd[0]} ran a different collective from the other ranks"
+        return None
+
+    def _seqnum_outlier(self) -> tuple[int, str] | None:
+        if len(self.seqnum) < 2:
+            return None
+        ops = Counter(op for _, op in self.seqnum.values())
+        if len(ops) > 1:
+            (common, _), *_ = ops.most_common()
+            odd = [r for r, (_, op) in self.seqnum.items() if op != common]
+            if len(odd) == 1:
+                return odd[0], f"rank {odd[0]} timed out in a different collective ({self.seqnum[odd[0]][1]})"
+        seqs = Counter(seq for seq, _ in self.seqnum.values())
+        low = min(seqs)
+        if len(seqs) > 1 and seqs[low] == 1:
+            rank = next(r for r, (seq, _) in self.seqnum.items() if seq == low)
+            return rank, f"rank {rank} is stuck at an earlier collective (SeqNum={low})"
+        return None
+
+    def _enqueued_outlier(self) -> tuple[int, str] | None:
+        if len(self.enqueued) < 2:
+            return None
+        values = Counter(enq for enq, _ in self.enqueued.values())
+        low = min(values)
+        if len(values) > 1 and values[low] == 1:
+            rank = next(r for r, (enq, _) in self.enqueued.items() if enq == low)
+            return rank, f"rank {rank} enqueued fewer NCCL collectives than the others"
+        return None
+
+
+def earliest(errors: dict[int, FirstError]) -> int | None:
+    """The rank whose error came first: by time when all have one, else by log order."""
+    if not errors:
+        return None
+    if all(e.ts is not None for e in errors.values()):
+        return min(errors, key=lambda r: (errors[r].ts, errors[r].order))
+    return min(errors, key=lambda r: errors[r].order)
+
+
+def initiating_rank(
+    *,
+    root_errors: dict[int, FirstError],
+    collateral_errors: dict[int, FirstError],
+    evidence: CrossRankEvidence,
+    ranks_seen: set[int] | None = None,
+) -> tuple[int | None, str]:
+    """The initiating rank and a short reason; (None, reason) when it cannot be told."""
+    suspect = evidence.suspect()
+    if len(root_errors) == 1:
+        rank = next(iter(root_errors))
+        return rank, f"only rank {rank} raised a root-cause error"
+    if len(root_errors) > 1:
+        if suspect and suspect[0] in root_errors:
+            return suspect
+        rank = earliest(root_errors)
+        by = "time" if all(e.ts is not None for e in root_errors.values()) else "order in the log"
+        return rank, f"rank {rank} raised the first root-cause error (by {by})"
+    if suspect:
+        return suspect
+    silent = set(ranks_seen or ()) - set(collateral_errors)
+    if collateral_errors and len(silent) == 1:
+        # every other rank timed out or lost its peer: the one that did not is where they waited
+        rank = silent.pop()
+        return rank, f"every rank but {rank} reported a collateral error"
+    if evidence.launcher_root is not None:
+        r = evidence.launcher_root
+        return r, f"the launcher saw rank {r} exit first (weak: often the first victim)"
+    if len(collateral_errors) == 1:
+        rank = next(iter(collateral_errors))
+        return rank, f"only rank {rank} reported an error"
+    return None, "no rank can be singled out"
