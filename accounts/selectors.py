@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 
 from accounts.models import Membership, Organization
 
 
-def organization_for_user(user: AbstractBaseUser | AnonymousUser) -> Organization | None:
+def organization_for_user(user: User | AnonymousUser) -> Organization | None:
     """The organisation a signed-in person acts for: their earliest membership."""
     if not user.is_authenticated:
         return None

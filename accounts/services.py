@@ -3,12 +3,12 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts.models import ApiToken, Membership, Organization
 
-TOKEN_PREFIX = "rc_"
+TOKEN_PREFIX = "rc_"  # noqa: S105  (a public prefix that marks our keys, not a secret)
 
 
 def hash_token(key: str) -> str:
@@ -16,20 +16,20 @@ def hash_token(key: str) -> str:
 
 
 @transaction.atomic
-def create_organization(*, name: str, owner: AbstractBaseUser) -> Organization:
+def create_organization(*, name: str, owner: User) -> Organization:
     organization = Organization.objects.create(name=name)
     Membership.objects.create(organization=organization, user=owner, role=Membership.Role.OWNER)
     return organization
 
 
 def add_member(
-    *, organization: Organization, user: AbstractBaseUser, role: str = Membership.Role.MEMBER
+    *, organization: Organization, user: User, role: str = Membership.Role.MEMBER
 ) -> Membership:
     return Membership.objects.create(organization=organization, user=user, role=role)
 
 
 def create_api_token(
-    *, organization: Organization, created_by: AbstractBaseUser | None, name: str
+    *, organization: Organization, created_by: User | None, name: str
 ) -> tuple[ApiToken, str]:
     """Returns the token row and the key; the key is shown once and never stored."""
     key = TOKEN_PREFIX + secrets.token_urlsafe(32)

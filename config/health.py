@@ -16,7 +16,8 @@ logger = logging.getLogger(__name__)
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    """The process is alive and serving; checks nothing else, so it never flaps with a dependency."""
+    """The process is alive and serving; it checks nothing else, so it never flaps with a
+    dependency."""
     return JsonResponse({"status": "ok"})
 
 
@@ -46,7 +47,7 @@ def _check_workers() -> dict[str, Any]:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
-    """Ready when the database and Redis answer and, in real mode, at least one worker pings back."""
+    """Ready when the database and Redis answer and, in real mode, a worker answers a ping."""
     checks: dict[str, dict[str, Any]] = {}
     for name, check in (
         ("database", _check_database),
@@ -59,5 +60,6 @@ def readyz(request: HttpRequest) -> JsonResponse:
             logger.warning("readiness check %s failed: %s", name, type(exc).__name__)
             checks[name] = {"ok": False, "error": type(exc).__name__}
     ready = all(c["ok"] for c in checks.values())
-    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks},
-                        status=200 if ready else 503)
+    return JsonResponse(
+        {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
+    )

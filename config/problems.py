@@ -15,8 +15,8 @@ PROBLEM_CONTENT_TYPE = "application/problem+json"
 class ApplicationError(Exception):
     """A domain error the caller can act on; services raise it, the API renders it."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
-    title = "Bad request"
+    status_code: int = status.HTTP_400_BAD_REQUEST
+    title: str = "Bad request"
 
     def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
         super().__init__(detail)
@@ -56,9 +56,13 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
     title = str(exc.default_detail) if exc.default_detail else "Error"
-    problem = problem_response(response.status_code, title, response.data.get("detail", response.data)
-                               if isinstance(response.data, dict) and "detail" in response.data
-                               else response.data)
+    problem = problem_response(
+        response.status_code,
+        title,
+        response.data.get("detail", response.data)
+        if isinstance(response.data, dict) and "detail" in response.data
+        else response.data,
+    )
     for header, value in response.items():
         if header.lower() in ("www-authenticate", "retry-after", "allow"):
             problem[header] = value

@@ -78,6 +78,10 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+if DATABASE_URL.split("://", 1)[0] not in ("sqlite", "postgres", "postgresql", "pgsql"):
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must be a sqlite:// or postgres:// URL, not {DATABASE_URL.split(':')[0]!r}"
+    )
 try:
     DATABASES = {"default": environ.Env.db_url_config(DATABASE_URL)}
 except Exception as exc:  # django-environ raises several types for a malformed URL

@@ -45,7 +45,9 @@ class DiagnosisListApi(APIView):
         from rest_framework.pagination import LimitOffsetPagination
 
         paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(selectors.diagnoses_for(request.user), request, view=self)
+        page = paginator.paginate_queryset(
+            selectors.diagnoses_for(request.user), request, view=self
+        )
         return paginator.get_paginated_response(DiagnosisSummarySerializer(page, many=True).data)
 
     @extend_schema(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import Protocol
 
 from config.problems import ApplicationError
 
@@ -13,7 +13,11 @@ READ_SIZE = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read_chunks(stream: IO[bytes], size: int = READ_SIZE) -> Iterator[bytes]:
+class Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def read_chunks(stream: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
     while chunk := stream.read(size):
         yield chunk
 

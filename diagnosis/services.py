@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -57,7 +57,7 @@ def submit_diagnosis(
     organization: Organization,
     chunks: Iterable[bytes],
     source: str,
-    created_by: AbstractBaseUser | None = None,
+    created_by: User | None = None,
     filename: str = "",
     idempotency_key: str = "",
 ) -> tuple[Diagnosis, bool]:
@@ -107,7 +107,9 @@ def submit_diagnosis(
     except IntegrityError:
         # Two requests with the same Idempotency-Key raced; the other one won.
         store.delete(raw_key)
-        return Diagnosis.objects.get(organization=organization, idempotency_key=idempotency_key), False
+        return Diagnosis.objects.get(
+            organization=organization, idempotency_key=idempotency_key
+        ), False
     except BaseException:
         store.delete(raw_key)
         raise
@@ -115,7 +117,9 @@ def submit_diagnosis(
 
 
 def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
-    from workers.tasks import pipeline_from  # workers import this module; import here breaks the cycle
+    from workers.tasks import (
+        pipeline_from,
+    )  # workers import this module; import here breaks the cycle
 
     pipeline_from(str(diagnosis_id), status).apply_async()
 
@@ -145,28 +149,29 @@ def claim_stage(*, diagnosis_id: str, stage: str) -> Claim | Busy | None:
     waiting_for = Q(status=stage) & (Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
     if stage == Status.MASKING:
         waiting_for |= Q(status=Status.QUEUED)
-    claimed = (
-        Diagnosis.objects.filter(waiting_for, id=diagnosis_id)
-        .filter(attempts__lt=settings.DIAGNOSIS_MAX_ATTEMPTS * len(NEXT_STATUS))
-        .update(
-            status=stage,
-            lease_expires_at=now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
-            lease_token=token,
-            attempts=F("attempts") + 1,
-            updated_at=now,
-        )
+    # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
+    max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(NEXT_STATUS)
+    claimed = Diagnosis.objects.filter(
+        waiting_for, id=diagnosis_id, attempts__lt=max_attempts
+    ).update(
+        status=stage,
+        lease_expires_at=now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
+        lease_token=token,
+        attempts=F("attempts") + 1,
+        updated_at=now,
     )
     row = Diagnosis.objects.filter(id=diagnosis_id).first()
     if row is None:
         return None
     if claimed:
         return Claim(row, token)
-    if row.status == stage and row.lease_expires_at is not None:
-        return Busy(max(1.0, (row.lease_expires_at - now).total_seconds()))
-    if row.status in Diagnosis.ACTIVE_STATUSES and row.attempts >= (
-        settings.DIAGNOSIS_MAX_ATTEMPTS * len(NEXT_STATUS)
-    ):
+    lease_live = row.lease_expires_at is not None and row.lease_expires_at >= now
+    if row.status in Diagnosis.ACTIVE_STATUSES and not lease_live and row.attempts >= max_attempts:
         fail_diagnosis(diagnosis_id=diagnosis_id, reason="gave up after repeated worker failures")
+        return None
+    if row.status == stage and lease_live:
+        assert row.lease_expires_at is not None
+        return Busy(max(1.0, (row.lease_expires_at - now).total_seconds()))
     return None
 
 

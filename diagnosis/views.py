@@ -23,15 +23,13 @@ def home(request: HttpRequest) -> HttpResponse:
             messages.error(request, "You are not a member of any organisation yet.")
         elif form.is_valid():
             upload = form.cleaned_data["log_file"]
-            chunks = (
-                upload.chunks() if upload else [form.cleaned_data["log_text"].encode("utf-8")]
-            )
+            chunks = upload.chunks() if upload else [form.cleaned_data["log_text"].encode("utf-8")]
             try:
                 diagnosis, _ = services.submit_diagnosis(
                     organization=organization,
                     chunks=gunzip_if_needed(chunks),
                     source=Diagnosis.Source.WEB,
-                    created_by=request.user,  # type: ignore[arg-type]
+                    created_by=request.user,
                     filename=upload.name if upload else "",
                 )
             except ApplicationError as exc:

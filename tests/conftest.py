@@ -68,3 +68,11 @@ def umbrella_api(umbrella_token: str) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {umbrella_token}")
     return client
+
+
+@pytest.fixture
+def catalogue(db: Any) -> Any:
+    """The shipped catalogue loaded into the test database, as `make run` does."""
+    from encyclopedia.services import load_catalogue
+
+    return load_catalogue()

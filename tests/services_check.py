@@ -17,7 +17,10 @@ def unreachable() -> list[str]:
     problems = []
     for name, default in DEFAULTS.items():
         url = urlsplit(os.environ.get(name, default))
-        host, port = url.hostname or "127.0.0.1", url.port or (6379 if "redis" in name.lower() else 5432)
+        host, port = (
+            url.hostname or "127.0.0.1",
+            url.port or (6379 if "redis" in name.lower() else 5432),
+        )
         try:
             socket.create_connection((host, port), timeout=3).close()
         except OSError as exc:

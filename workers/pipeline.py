@@ -1,8 +1,8 @@
 """The three stages run by the Celery tasks: what each reads, computes and hands on.
 
-Each stage reads its input by diagnosis id, holds a lease on the row while it works, and writes only
-if it still holds the lease, so a stage that runs twice (a redelivered task, the sweeper) or a worker
-killed half-way never loses or duplicates a diagnosis.
+Each stage reads its input by diagnosis id, holds a lease on the row while it works, and writes
+only if it still holds the lease, so a stage that runs twice (a redelivered task, the sweeper) or a
+worker killed half-way never loses or duplicates a diagnosis.
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def run_remediate(claim: services.Claim) -> bool:
     completed = services.complete_stage(claim, fields={"result": result})
     if completed:
         get_store(settings.REDIS_URL).delete(staging_key(MASKED, str(diagnosis.id)))
+        logger.info("diagnosis %s done: %s", diagnosis.id, slug or "no_match")
     return completed
 
 

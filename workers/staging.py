@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 from functools import cache
-from typing import Protocol
+from typing import Protocol, cast
 
 import redis
 
@@ -58,7 +58,7 @@ class RedisStagingStore:
             raise KeyError(key)
         offset = 0
         while True:
-            chunk = self.client.getrange(key, offset, offset + chunk_size - 1)
+            chunk = cast(bytes, self.client.getrange(key, offset, offset + chunk_size - 1))
             if not chunk:
                 return
             yield chunk
@@ -73,7 +73,7 @@ class RedisStagingStore:
 
 
 class MemoryStagingStore:
-    """Process-local; the TTL is not enforced because the value lives only as long as the process."""
+    """Process-local; no TTL is enforced: the value lives only as long as the process."""
 
     def __init__(self) -> None:
         self._values: dict[str, bytearray] = {}

@@ -19,16 +19,6 @@ logger = logging.getLogger(__name__)
 
 Status = Diagnosis.Status
 
-# A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
-STAGE_OPTIONS = {
-    "bind": True,
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "soft_time_limit": 240,
-    "time_limit": 270,
-    "max_retries": 20,
-}
-
 
 def _run_stage(task: Task, diagnosis_id: str, stage: str) -> None:
     claim = services.claim_stage(diagnosis_id=diagnosis_id, stage=stage)
@@ -55,17 +45,44 @@ def _run_stage(task: Task, diagnosis_id: str, stage: str) -> None:
         raise Ignore()
 
 
-@shared_task(name="workers.tasks.mask", **STAGE_OPTIONS)
+@shared_task(
+    name="workers.tasks.mask",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
+    soft_time_limit=240,
+    time_limit=270,
+    max_retries=20,
+)
 def mask(self: Task, diagnosis_id: str) -> None:
     _run_stage(self, diagnosis_id, Status.MASKING)
 
 
-@shared_task(name="workers.tasks.match", **STAGE_OPTIONS)
+@shared_task(
+    name="workers.tasks.match",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
+    soft_time_limit=240,
+    time_limit=270,
+    max_retries=20,
+)
 def match(self: Task, diagnosis_id: str) -> None:
     _run_stage(self, diagnosis_id, Status.MATCHING)
 
 
-@shared_task(name="workers.tasks.remediate", **STAGE_OPTIONS)
+@shared_task(
+    name="workers.tasks.remediate",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
+    soft_time_limit=240,
+    time_limit=270,
+    max_retries=20,
+)
 def remediate(self: Task, diagnosis_id: str) -> None:
     _run_stage(self, diagnosis_id, Status.REMEDIATING)
 

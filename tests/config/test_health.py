@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -59,12 +58,16 @@ def test_a_forged_request_id_is_replaced(client):
 
 
 def test_json_log_format_writes_one_object_per_request(tmp_path):
-    code = "from django.test import Client; Client().get('/healthz', HTTP_X_REQUEST_ID='r-1')"
+    code = "from django.test import Client; Client().get('/healthz', HTTP_X_REQUEST_ID='r-1', HTTP_HOST='localhost')"
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
     env.update(LOG_FORMAT="json", LOG_LEVEL="INFO", DEBUG="1")
     result = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]

@@ -19,7 +19,11 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args],
-        cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -49,7 +53,10 @@ def test_typed_helpers_read_well_formed_values(monkeypatch):
 
 def test_production_settings_pass_check_deploy():
     result = _manage(
-        "check", "--deploy", "--fail-level", "WARNING",
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
         DEBUG="0",
         SECRET_KEY="k" * 20 + "-production-secret-with-enough-entropy-0123456789",
         ALLOWED_HOSTS="rootcause.example",
@@ -82,4 +89,4 @@ def test_the_embedded_default_uses_sqlite_and_eager_celery():
     result = _manage("shell", "-c", code)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"]
+    assert result.stdout.splitlines()[-1].split() == ["django.db.backends.sqlite3", "True"]

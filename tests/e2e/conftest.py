@@ -36,10 +36,25 @@ class WorkerProcess:
     def start(self) -> None:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
-             "--concurrency=1", "--pool=prefork", "-n", self.name, "--without-mingle",
-             "--without-gossip"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                "--concurrency=1",
+                "--pool=prefork",
+                "-n",
+                self.name,
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, so a kill reaches the pool child too
         )
         deadline = time.monotonic() + 60
