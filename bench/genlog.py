@@ -78,7 +78,11 @@ def _planted(rng: random.Random) -> str:
         return f"boto3: using access key {key} for s3://jdoe-datasets/shards"
     if kind == 2:
         return "Reporting to jane.doe@acme-research.com on failure"
-    return "wandb: W&B API key is configured (" + "".join(rng.choice("0123456789abcdef") for _ in range(40)) + ")"
+    return (
+        "wandb: W&B API key is configured ("
+        + "".join(rng.choice("0123456789abcdef") for _ in range(40))
+        + ")"
+    )
 
 
 def _body_lines(rng: random.Random, ranks: int, step: int, total: int) -> list[str]:
@@ -88,7 +92,8 @@ def _body_lines(rng: random.Random, ranks: int, step: int, total: int) -> list[s
     if roll < 0.70:
         loss = 2.5 * (0.9995**step) + rng.random() * 0.1
         return [
-            f"[rank{r}]: {stamp} | step {step}/{total} | loss {loss:.4f} | lr {3e-4 * (0.9999**step):.3e} "
+            f"[rank{r}]: {stamp} | step {step}/{total} | loss {loss:.4f} "
+            f"| lr {3e-4 * (0.9999**step):.3e} "
             f"| grad_norm {rng.random() * 2:.3f} | tokens/s {rng.randrange(9000, 14000)} "
             f"| mem {rng.uniform(30, 40):.2f}GB"
         ]
@@ -96,7 +101,8 @@ def _body_lines(rng: random.Random, ranks: int, step: int, total: int) -> list[s
         pct = step * 100 // total
         updates = "".join(
             f"Training: {pct:3d}%|{'█' * (pct // 10):<10}| {step + k}/{total} "
-            f"[{step // 60:02d}:{step % 60:02d}<12:10:07,  {rng.uniform(1, 2):.2f}it/s, loss={rng.uniform(1, 3):.3f}]\r"
+            f"[{step // 60:02d}:{step % 60:02d}<12:10:07,  {rng.uniform(1, 2):.2f}it/s, "
+            f"loss={rng.uniform(1, 3):.3f}]\r"
             for k in range(3)
         )
         return [updates]
@@ -108,13 +114,15 @@ def _body_lines(rng: random.Random, ranks: int, step: int, total: int) -> list[s
         ]
     if roll < 0.96:
         return [
-            f"[rank0]: Saving checkpoint to {_HOME}/runs/llama-ft/checkpoint-{step}/model.safetensors",
-            f"[rank0]: Saved optimizer state ({rng.uniform(20, 30):.1f} GiB) in {rng.uniform(5, 20):.1f}s",
+            f"[rank0]: Saving checkpoint to {_HOME}/runs/llama-ft/checkpoint-{step}/"
+            "model.safetensors",
+            f"[rank0]: Saved optimizer state ({rng.uniform(20, 30):.1f} GiB) "
+            f"in {rng.uniform(5, 20):.1f}s",
         ]
     if roll < 0.995:
         return [
-            f"[rank{r}]:{_SITE}/torch/autograd/graph.py:744: UserWarning: grad and param do not obey "
-            "the gradient layout contract. grad.sizes() = [4096, 11008], strides() = [1, 4096]"
+            f"[rank{r}]:{_SITE}/torch/autograd/graph.py:744: UserWarning: grad and param do not "
+            "obey the gradient layout contract. grad.sizes() = [4096, 11008], strides() = [1, 4096]"
         ]
     return [_planted(rng)]
 
@@ -131,9 +139,10 @@ def _failure(ranks: int) -> list[str]:
         f"[rank{bad}]:     torch.autograd.backward(",
         f'[rank{bad}]:   File "{_SITE}/torch/autograd/__init__.py", line 251, in backward',
         f"[rank{bad}]:     Variable._execution_engine.run_backward(",
-        f"[rank{bad}]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. "
-        f"GPU {bad % 2} has a total capacty of 79.15 GiB of which 1.02 GiB is free. Process 18805 has "
-        "78.12 GiB memory in use. Of the allocated memory 74.31 GiB is allocated by PyTorch, and "
+        f"[rank{bad}]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        f"1.96 GiB. GPU {bad % 2} has a total capacty of 79.15 GiB of which 1.02 GiB is free. "
+        "Process 18805 has 78.12 GiB memory in use. Of the allocated memory 74.31 GiB is "
+        "allocated by PyTorch, and "
         "2.87 GiB is reserved by PyTorch but unallocated.",
     ]
     for r in range(ranks):

@@ -33,7 +33,7 @@ class Candidate:
     priority: int
 
 
-class _Database:
+class Database:
     """A compiled block-mode database; scans are serialised because one scratch is shared."""
 
     def __init__(self, expressions: list[bytes], flags: list[int]) -> None:
@@ -68,16 +68,16 @@ def _flags(spec: Spec) -> int:
 
 
 @lru_cache(maxsize=1)
-def main_database() -> _Database:
+def main_database() -> Database:
     """Compiled once per process (~0.2 s), shared by every Masker."""
-    return _Database([s.hs for s in SPECS], [_flags(s) for s in SPECS])
+    return Database([s.hs for s in SPECS], [_flags(s) for s in SPECS])
 
 
-def learned_database(names: tuple[bytes, ...]) -> _Database:
+def learned_database(names: tuple[bytes, ...]) -> Database:
     """A small literal database for host names learned earlier in the same log."""
     flags = hyperscan.HS_FLAG_SOM_LEFTMOST | hyperscan.HS_FLAG_CASELESS
     expressions = [rb"\b" + re.escape(n) + rb"\b" for n in names]
-    return _Database(expressions, [flags] * len(expressions))
+    return Database(expressions, [flags] * len(expressions))
 
 
 def find_candidates(buf: bytes) -> list[Candidate]:
@@ -108,8 +108,9 @@ def find_candidates(buf: bytes) -> list[Candidate]:
     return found
 
 
-def find_learned(buf: bytes, db: _Database) -> list[Candidate]:
-    return [Candidate(s, e, "HOSTNAME", _LEARNED_PRIORITY) for _, s, e in db.scan(buf)]
+def find_learned(buf: bytes, db: Database, entities: tuple[str, ...]) -> list[Candidate]:
+    """Later mentions of names learned from context; ``entities[i]`` is the type of name i."""
+    return [Candidate(s, e, entities[pid], _LEARNED_PRIORITY) for pid, s, e in db.scan(buf)]
 
 
 def find_private_keys(buf: bytes, in_key: bool) -> tuple[list[tuple[int, int]], bool]:

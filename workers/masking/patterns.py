@@ -10,10 +10,23 @@ of (version strings, loopback addresses, Python module paths, step counters).
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
+
+from workers.masking.validators import (
+    Validator,
+    validate_assignment,
+    validate_card,
+    validate_fqdn,
+    validate_host_value,
+    validate_host_word,
+    validate_ipv4,
+    validate_ipv6,
+    validate_line_prefix_host,
+    validate_openai,
+    validate_phone,
+    validate_user,
+)
 
 # Entity types whose identity matters inside one log get numbered pseudonyms (<HOST_1>);
 # everything else is replaced by a fixed token.
@@ -39,10 +52,6 @@ FIXED_TOKEN = {
 }
 ENTITIES = sorted([*PSEUDONYM_PREFIX, *FIXED_TOKEN])
 
-# A validator gets (buffer, value start, value end, confirm match) and returns the entity to
-# report (it may re-type, e.g. a host= value that is an IP), or None to reject.
-Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | None]
-
 
 @dataclass(frozen=True)
 class Spec:
@@ -61,216 +70,10 @@ def _c(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
 
 
 _SECRET_TAIL = rb"(?:[^A-Za-z0-9_\-]|$)"  # terminator for tokens that may contain '-'
-
-# Python package names that share a dotted shape with host names (sklearn.cluster, tf.io).
-_MODULE_HEADS = frozenset(
-    b"torch torchvision torchaudio sklearn tf tensorflow jax flax numpy np scipy pandas pd os sys "
-    b"threading self transformers datasets accelerate deepspeed megatron keras lightning "
-    b"pytorch_lightning apex triton xformers nn cls args config cfg model data io".split()
-)
-# Public documentation and package hosts: naming them identifies nobody and helps the diagnosis.
-_PUBLIC_DOMAINS = (
-    b"pytorch.org",
-    b"github.com",
-    b"githubusercontent.com",
-    b"huggingface.co",
-    b"hf.co",
-    b"nvidia.com",
-    b"python.org",
-    b"pypi.org",
-    b"readthedocs.io",
-    b"wandb.ai",
-    b"wandb.me",
-    b"tensorflow.org",
-    b"microsoft.com",
-    b"google.com",
-    b"anaconda.org",
-    b"conda.io",
-    b"example.org",
-)
 _HOST_TLDS = (
     rb"com|net|org|io|ai|internal|local|lan|cluster|localdomain|intra|corp|edu|gov|cloud|"
     rb"co|uk|de|fr|cn|jp|ch|nl|us|ca|au"
 )
-_LOOPBACK_NAMES = frozenset([b"localhost", b"localhost.localdomain", b"ip6-localhost"])
-_VERSION_CONTEXT = re.compile(
-    rb"(?i)(?:cudnn|nccl|cuda|cublas|driver|version|release|ver|==|>=|<=|~=|\bv)[\s:=_-]*$"
-)
-_SPECIAL_TOKEN_KEYS = frozenset(
-    b"pad_token bos_token eos_token unk_token sep_token cls_token mask_token "
-    b"additional_special_token chat_token".split()
-)
-_PLACEHOLDER_VALUES = frozenset(
-    b"none null nil true false yes no undefined redacted masked hidden secret password token "
-    b"your_token your_api_key xxx xxxx *** ****".split()
-)
-
-
-def _has_digit(value: bytes) -> bool:
-    return any(48 <= c <= 57 for c in value)
-
-
-def _has_alpha(value: bytes) -> bool:
-    return any(65 <= c <= 90 or 97 <= c <= 122 for c in value)
-
-
-def _ip_entity(value: bytes) -> str | None:
-    try:
-        address = ipaddress.ip_address(value.decode("ascii"))
-    except ValueError:
-        return None
-    if address.is_loopback or address.is_unspecified:
-        return None
-    return "IP_ADDRESS"
-
-
-def _validate_ipv4(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    before = buf[max(0, start - 24) : start]
-    after = buf[end : end + 2]
-    # 1.2.3.4.5 is a version or an OID, 8.9.2.26 after "cudnn" is a version.
-    if before.endswith(b".") or (after[:1] == b"." and after[1:2].isdigit()):
-        return None
-    if _VERSION_CONTEXT.search(before):
-        return None
-    return _ip_entity(buf[start:end])
-
-
-def _validate_ipv6(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    if buf[start - 1 : start] == b":" or buf[end : end + 1] == b":":
-        return None
-    return _ip_entity(buf[start:end])
-
-
-def _is_public(host: bytes) -> bool:
-    return any(host == d or host.endswith(b"." + d) for d in _PUBLIC_DOMAINS)
-
-
-def _validate_fqdn(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    host = buf[start:end].lower()
-    prev = buf[start - 1 : start]
-    nxt = buf[end : end + 2]
-    # sklearn.cluster.KMeans, path/to/foo.io/bar: part of a longer dotted or path name.
-    if prev in (b".", b"_") or (nxt[:1] in (b".", b"_") and nxt[1:2].isalnum()):
-        return None
-    if nxt[:1] == b"(":  # a call: threading.local()
-        return None
-    if host.split(b".", 1)[0] in _MODULE_HEADS or host in _LOOPBACK_NAMES or _is_public(host):
-        return None
-    return "HOSTNAME"
-
-
-def _validate_host_value(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end].lower()
-    if value in _LOOPBACK_NAMES or value.startswith(b"<") or not _has_alpha(value):
-        # An all-numeric value is an IP (handled by the IP pattern) or a node index.
-        return _ip_entity(value) if b"." in value or b":" in value else None
-    if re.fullmatch(rb"(?:rank|default|local_rank|gpu|cuda|device)\d*", value):
-        return None
-    return "HOSTNAME"
-
-
-def _validate_line_prefix_host(
-    buf: bytes, start: int, end: int, m: re.Match[bytes]
-) -> str | None:
-    # pdsh/srun label lines "node-2: ..."; module loggers "torch.distributed.run: " end in a
-    # letter, host names in clusters end in a digit.
-    if not buf[end - 1 : end].isdigit():
-        return None
-    return _validate_host_value(buf, start, end, m)
-
-
-def _validate_user(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end]
-    if value.startswith((b"<", b"$", b"%")) or value in (b".", b".."):
-        return None
-    return "USERNAME"
-
-
-def _is_key_char(c: int) -> bool:
-    return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c in (45, 95)  # 0-9 A-Z a-z - _
-
-
-def _full_key(buf: bytes, start: int) -> bytes:
-    # The anchor starts at "token"/"password"; the variable around it may be longer
-    # (HF_TOKEN, pad_token, --hf-token), and the whole name decides.
-    i = start
-    while i > 0 and start - i < 64 and _is_key_char(buf[i - 1]):
-        i -= 1
-    j = start
-    while j < len(buf) and j - start < 64 and _is_key_char(buf[j]):
-        j += 1
-    return buf[i:j].lower().lstrip(b"-")
-
-
-_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def _validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end]
-    key = _full_key(buf, m.start())
-    if key in _SPECIAL_TOKEN_KEYS or key.endswith((b"_token_id", b"tokens")):
-        return None
-    low = value.lower().strip(b".")
-    if not low or low in _PLACEHOLDER_VALUES or value.startswith((b"<", b"$", b"%", b"{", b"*")):
-        return None
-    if b"pass" in key or b"pwd" in key:
-        return "SECRET" if len(value) >= 3 else None
-    # Tokens and keys are long and mixed; "token: 512", "secret=true" or the source line
-    # "token = self.tokenizer.encode(x)" in a traceback are not secrets.
-    if len(value) < 8 or b"(" in value or b"[" in value:
-        return None
-    if _IDENTIFIER.fullmatch(value) and not _has_digit(value):
-        return None
-    if not (_has_alpha(value) and _has_digit(value)) and len(value) < 20:
-        return None
-    return "SECRET"
-
-
-def _validate_mixed_token(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end]
-    return None if not (_has_digit(value) and _has_alpha(value[3:])) else "_"
-
-
-def _luhn(digits: bytes) -> bool:
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = c - 48
-        if i % 2:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
-def _validate_card(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    digits = bytes(c for c in buf[start:end] if 48 <= c <= 57)
-    if not 13 <= len(digits) <= 19 or not _luhn(digits):
-        return None
-    if buf[start - 1 : start] in (b".", b"=", b"x") or buf[end : end + 1] == b".":
-        return None  # 0.1234567890123 or seed=..., not a card
-    # Issuer prefixes (Visa, Mastercard, Amex, Discover, JCB, Diners): epoch timestamps in ms/ns
-    # and random seeds rarely start like a card.
-    if re.match(rb"4|5[1-5]|2[2-7]|3[47]|6011|65|64[4-9]|35|3[068]", digits):
-        return "CREDIT_CARD"
-    return None
-
-
-def _validate_phone(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end]
-    prev = buf[start - 1 : start]
-    if prev.isalnum() or prev in (b".", b"e", b"E", b"-", b"+"):
-        return None  # 3.0e+05 12 34: scientific notation, not a phone
-    ndigits = sum(1 for c in value if 48 <= c <= 57)
-    return "PHONE_NUMBER" if 8 <= ndigits <= 15 else None
-
-
-def _retype(entity: str, check: Validator) -> Validator:
-    def validate(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-        return entity if check(buf, start, end, m) else None
-
-    return validate
-
 
 _I = re.IGNORECASE
 
@@ -337,7 +140,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\bsk-[A-Za-z0-9_\-]{20,}" + _SECRET_TAIL,
         _c(rb"(?P<v>sk-[A-Za-z0-9_\-]{20,})"),
         1,
-        _retype("OPENAI_API_KEY", _validate_mixed_token),
+        validate_openai,
         multiline=True,
     ),
     Spec(
@@ -399,7 +202,7 @@ SPECS: tuple[Spec, ...] = (
             _I,
         ),
         5,
-        _validate_assignment,
+        validate_assignment,
         caseless=True,
     ),
     Spec(
@@ -412,7 +215,7 @@ SPECS: tuple[Spec, ...] = (
             _I,
         ),
         5,
-        _validate_assignment,
+        validate_assignment,
         caseless=True,
     ),
     Spec(
@@ -428,7 +231,7 @@ SPECS: tuple[Spec, ...] = (
         rb"/(?:home|Users)/[^/\\\s\"'<>:;,()\[\]]{1,64}(?:[/\\\s\"'<>:;,()\[\]]|$)",
         _c(rb"/(?:home|Users)/(?P<v>[^/\\\s\"'<>:;,()\[\]]{1,64})"),
         7,
-        _validate_user,
+        validate_user,
     ),
     Spec(
         "windows_home_user",
@@ -436,16 +239,35 @@ SPECS: tuple[Spec, ...] = (
         rb"\b[a-z]:(?:\\\\?)Users(?:\\\\?)[^\\/\s\"'<>:]{1,64}(?:[\\/\s\"'<>:]|$)",
         _c(rb"[a-z]:\\\\?Users\\\\?(?P<v>[^\\/\s\"'<>:]{1,64})", _I),
         7,
-        _validate_user,
+        validate_user,
+        caseless=True,
+    ),
+    Spec(
+        "wandb_login",
+        "USERNAME",
+        rb"logged in as:? [A-Za-z0-9_]",
+        _c(rb"logged in as:? (?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]*(?: \([A-Za-z0-9_.\-]+\))?)"),
+        7,
+        validate_user,
+    ),
+    Spec(
+        "wandb_entity_url",
+        "USERNAME",
+        rb"\bwandb\.ai/[A-Za-z0-9_]",
+        _c(rb"wandb\.ai/(?P<v>[A-Za-z0-9_][A-Za-z0-9_.\-]*)"),
+        7,
+        validate_user,
         caseless=True,
     ),
     Spec(
         "user_variable",
         "USERNAME",
         rb"\b[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)=[\"']?[A-Za-z_]",
-        _c(rb"[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)=[\"']?(?P<v>[A-Za-z_][A-Za-z0-9._\-]{0,63})"),
+        _c(
+            rb"[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)=[\"']?(?P<v>[A-Za-z_][A-Za-z0-9._\-]{0,63})"
+        ),
         7,
-        _validate_user,
+        validate_user,
     ),
     Spec(
         "host_assignment",
@@ -457,7 +279,7 @@ SPECS: tuple[Spec, ...] = (
             _I,
         ),
         8,
-        _validate_host_value,
+        validate_host_value,
         caseless=True,
     ),
     Spec(
@@ -466,8 +288,25 @@ SPECS: tuple[Spec, ...] = (
         rb"\bon (?:host|node|machine) [A-Za-z0-9]",
         _c(rb"on (?:host|node|machine) (?P<v>[A-Za-z0-9][A-Za-z0-9.\-_]*[A-Za-z0-9])", _I),
         8,
-        _validate_host_value,
+        validate_host_value,
         caseless=True,
+    ),
+    Spec(
+        "host_word",
+        "HOSTNAME",
+        rb"\bhost [A-Za-z][A-Za-z0-9._\-]*(?:[\s,|;)]|$)",
+        _c(rb"host (?P<v>[A-Za-z][A-Za-z0-9._\-]*[A-Za-z0-9]|[A-Za-z])"),
+        8,
+        validate_host_word,
+        multiline=True,
+    ),
+    Spec(
+        "host_dict_key",
+        "HOSTNAME",
+        rb"'[A-Za-z][A-Za-z0-9._\-]*': \[\d",
+        _c(rb"'(?P<v>[A-Za-z][A-Za-z0-9._\-]*)': \[\d"),
+        8,
+        validate_host_word,
     ),
     Spec(
         "slurm_nodelist",
@@ -475,7 +314,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\b(?:SLURM_JOB_NODELIST|SLURM_NODELIST|SLURM_STEP_NODELIST|NODELIST)=[A-Za-z0-9]",
         _c(rb"[A-Z_]*NODELIST=(?P<v>[A-Za-z0-9][A-Za-z0-9.\-_\[\],]*[A-Za-z0-9\]])"),
         8,
-        _validate_host_value,
+        validate_host_value,
     ),
     Spec(
         "nccl_prefix",
@@ -483,7 +322,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\b[A-Za-z][A-Za-z0-9._\-]*:\d+:\d+ \[\d+\]",
         _c(rb"(?P<v>[A-Za-z][A-Za-z0-9._\-]*):\d+:\d+ \[\d+\]"),
         8,
-        _validate_host_value,
+        validate_host_value,
     ),
     Spec(
         "bracket_host_port",
@@ -491,7 +330,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\[[A-Za-z][A-Za-z0-9._\-]*\]:\d",
         _c(rb"\[(?P<v>[A-Za-z][A-Za-z0-9._\-]*)\]:\d"),
         8,
-        _validate_host_value,
+        validate_host_value,
     ),
     Spec(
         "line_prefix_host",
@@ -499,7 +338,7 @@ SPECS: tuple[Spec, ...] = (
         rb"^[a-z][a-z0-9]*(?:[.\-][a-z0-9]+)+: ",
         _c(rb"(?P<v>[a-z][a-z0-9]*(?:[.\-][a-z0-9]+)+): "),
         8,
-        _validate_line_prefix_host,
+        validate_line_prefix_host,
         multiline=True,
     ),
     Spec(
@@ -508,7 +347,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\b(?:\d{1,3}\.){3}\d{1,3}\b",
         _c(rb"(?P<v>(?:\d{1,3}\.){3}\d{1,3})"),
         9,
-        _validate_ipv4,
+        validate_ipv4,
     ),
     Spec(
         "ipv6",
@@ -521,7 +360,7 @@ SPECS: tuple[Spec, ...] = (
             _I,
         ),
         9,
-        _validate_ipv6,
+        validate_ipv6,
         caseless=True,
     ),
     Spec(
@@ -530,7 +369,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb")\b",
         _c(rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb"))\b", _I),
         10,
-        _validate_fqdn,
+        validate_fqdn,
         caseless=True,
     ),
     Spec(
@@ -539,7 +378,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\+\d{1,3}[ .\-]?\(?\d{1,4}\)?[ .\-]\d{2,4}[ .\-]\d{2,4}(?:[ .\-]\d{2,4})?\b",
         _c(rb"(?P<v>\+\d{1,3}[ .\-]?\(?\d{1,4}\)?[ .\-]\d{2,4}[ .\-]\d{2,4}(?:[ .\-]\d{2,4})?)\b"),
         11,
-        _validate_phone,
+        validate_phone,
     ),
     Spec(
         "phone_context",
@@ -547,7 +386,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\b(?:phone|tel|mobile|cell)\b[^\d\n]{0,12}\+?\(?\d[\d ().\-]{6,18}\d\b",
         _c(rb"(?:phone|tel|mobile|cell)\b[^\d\n]{0,12}(?P<v>\+?\(?\d[\d ().\-]{6,18}\d)\b", _I),
         11,
-        _validate_phone,
+        validate_phone,
         caseless=True,
     ),
     Spec(
@@ -556,13 +395,11 @@ SPECS: tuple[Spec, ...] = (
         rb"\b(?:\d{4}[ \-]){3}\d{1,7}\b|\b\d{13,19}\b",
         _c(rb"(?P<v>(?:\d{4}[ \-]){3}\d{1,7}|\d{13,19})\b"),
         12,
-        _validate_card,
+        validate_card,
     ),
 )
 
 # Private key blocks span lines and are handled by the masker with state across chunks.
-PRIVATE_KEY_BEGIN = re.compile(
-    rb"-----BEGIN [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
-)
+PRIVATE_KEY_BEGIN = re.compile(rb"-----BEGIN [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----")
 PRIVATE_KEY_END = re.compile(rb"-----END [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----")
 PRIVATE_KEY_HS = rb"-----BEGIN [A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"

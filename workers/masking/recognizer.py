@@ -8,21 +8,21 @@ import os
 # network unless this is empty. Must be set before presidio imports tldextract.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-from presidio_analyzer import (  # noqa: E402
+from presidio_analyzer import (
     AnalyzerEngine,
     EntityRecognizer,
     RecognizerRegistry,
     RecognizerResult,
 )
-from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider  # noqa: E402
+from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
 
-from workers.masking.engine import (  # noqa: E402
+from workers.masking.engine import (
     Candidate,
     find_candidates,
     find_private_keys,
     resolve,
 )
-from workers.masking.patterns import ENTITIES  # noqa: E402
+from workers.masking.patterns import ENTITIES
 
 _SCORE = 0.9
 

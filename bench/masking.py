@@ -1,0 +1,190 @@
+"""Masking benchmark: our Hyperscan stage against Presidio's default AnalyzerEngine.
+
+Each configuration runs in a fresh subprocess so its peak RSS is its own. Generated logs of
+1, 10 and 100 MB (bench.genlog) are written to a temporary directory first.
+
+Configurations:
+- ours: ``Masker.mask`` over ``iter_line_chunks`` (1 MiB chunks), the production path.
+- ours-via-presidio: the same recognizer run through ``AnalyzerEngine.analyze`` and
+  ``AnonymizerEngine.anonymize`` per chunk (measures Presidio's own per-chunk overhead).
+- presidio-default: ``AnalyzerEngine`` with its default predefined recognizers on the no_op NLP
+  engine (no spaCy model is installed and none may be downloaded), plus ``AnonymizerEngine``
+  replacing with ``<ENTITY>``, on 64 KiB line-aligned chunks. Capped: see ``_CAPS``.
+
+Run: ``python -m bench.masking [--sizes 1,10,100]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
+
+from bench.genlog import generate_log
+
+_MB = 1 << 20
+# Input caps (bytes, seconds): the baselines are too slow to run on 100 MB.
+_CAPS: dict[str, tuple[int, float]] = {
+    "ours": (1 << 40, 1e9),
+    "ours-via-presidio": (10 * _MB, 60.0),
+    "presidio-default": (1 * _MB, 30.0),
+}
+_CONFIGS = tuple(_CAPS)
+
+
+def peak_rss_mb() -> float:
+    # VmHWM is this process's own high-water mark. ru_maxrss is not: Linux carries the
+    # parent's peak into a child started with vfork+exec, as subprocess does.
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _child(config: str, path: str) -> dict[str, Any]:
+    from workers.masking import Masker, iter_line_chunks
+
+    cap_bytes, cap_seconds = _CAPS[config]
+    chunk_size = 64 * 1024 if config == "presidio-default" else 1 << 20
+    process = _processor(config, Masker(secret=b"bench"))
+    setup_rss = peak_rss_mb()
+    done = 0
+    capped = False
+    start = time.perf_counter()
+    with open(path, "rb") as f:
+        for chunk in iter_line_chunks(f, chunk_size):
+            if done >= cap_bytes or time.perf_counter() - start > cap_seconds:
+                capped = True  # input was left unprocessed
+                break
+            process(chunk)
+            done += len(chunk.encode())
+    seconds = time.perf_counter() - start
+    return {
+        "config": config,
+        "input_mb": done / _MB,
+        "capped": capped,
+        "seconds": seconds,
+        "mb_per_s": done / _MB / seconds if seconds else 0.0,
+        "setup_rss_mb": setup_rss,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _processor(config: str, masker: Any) -> Any:
+    if config == "ours":
+        masker.mask("warm-up\n")  # compiles the shared database outside the timed loop
+        return masker.mask
+    from presidio_anonymizer import AnonymizerEngine
+    from presidio_anonymizer.entities import OperatorConfig
+
+    anonymizer = AnonymizerEngine()
+    if config == "ours-via-presidio":
+        from workers.masking.patterns import ENTITIES
+        from workers.masking.recognizer import build_analyzer
+
+        analyzer = build_analyzer()
+        operators = {
+            e: OperatorConfig(
+                "custom", {"lambda": lambda v, e=e: masker.token(e, v.encode("utf-8", "replace"))}
+            )
+            for e in ENTITIES
+        }
+    else:
+        from presidio_analyzer import AnalyzerEngine
+        from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+        nlp = NlpEngineProvider(
+            nlp_configuration={
+                "nlp_engine_name": "no_op",
+                "models": [{"lang_code": "en", "model_name": "no_op"}],
+            }
+        ).create_engine()
+        analyzer = AnalyzerEngine(nlp_engine=nlp, supported_languages=["en"])
+        operators = None
+
+    def process(chunk: str) -> str:
+        results = analyzer.analyze(text=chunk, language="en")
+        # Presidio documents passing analyzer results to the anonymizer; the two packages
+        # declare distinct but identical RecognizerResult classes.
+        masked = anonymizer.anonymize(chunk, results, operators=operators)  # type: ignore[arg-type]
+        return str(masked.text)
+
+    process("warm-up\n")
+    return process
+
+
+def _write_log(directory: str, size_mb: int) -> str:
+    path = os.path.join(directory, f"gen-{size_mb}MB.log")
+    with open(path, "wb") as f:
+        for block in generate_log(size_mb * _MB, seed=size_mb):
+            f.write(block)
+    return path
+
+
+def run(sizes: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, Any]]:
+    """Measure every configuration on each generated log size; one subprocess per measurement."""
+    rows: list[dict[str, Any]] = []
+    root = str(Path(__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory(prefix="rootcause-bench-") as tmp:
+        for size in sizes:
+            path = _write_log(tmp, size)
+            for config in _CONFIGS:
+                out = subprocess.run(
+                    [sys.executable, "-m", "bench.masking", "--child", config, path],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    cwd=root,
+                    env={**os.environ, "OMP_NUM_THREADS": "1"},
+                )
+                row = json.loads(out.stdout.strip().splitlines()[-1])
+                row["log_mb"] = size
+                rows.append(row)
+            os.unlink(path)
+    return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        f"{'log':>6}  {'configuration':<18} {'input MB':>9} {'MB/s':>8} {'peak RSS MB':>12}  note",
+    ]
+    for r in rows:
+        note = "capped" if r["capped"] else ""
+        if r["capped"]:
+            cap_bytes, cap_seconds = _CAPS[r["config"]]
+            note = f"capped at {cap_bytes / _MB:.0f} MB or {cap_seconds:.0f} s"
+        lines.append(
+            f"{r['log_mb']:>4} MB  {r['config']:<18} {r['input_mb']:>9.2f} "
+            f"{r['mb_per_s']:>8.3f} {r['peak_rss_mb']:>12.0f}  {note}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1,10,100")
+    parser.add_argument("--child", nargs=2, metavar=("CONFIG", "PATH"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(*args.child)))
+        return
+    rows = run(tuple(int(s) for s in args.sizes.split(",")))
+    print(_table(rows))
+    print("target: ours >= 10 MB/s on one core, peak RSS < 300 MB on 100 MB")
+
+
+if __name__ == "__main__":
+    main()
