@@ -105,8 +105,13 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 3600
 # Redis redelivers a task whose worker died once this many seconds pass without an ack; it must be
 # longer than the longest stage (see DIAGNOSIS_STAGE_LEASE_SECONDS) or healthy tasks run twice.
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=1)
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    # Look for tasks of dead workers every few seconds (one cheap ZRANGE); kombu's default sweep
+    # runs every 100 s, which would leave a killed worker's diagnosis waiting that long.
+    "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT // 2)),
+    "unacked_restore_throttle": 1,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 

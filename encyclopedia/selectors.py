@@ -70,7 +70,7 @@ def visible_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> dict[str
 
 
 def locked_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> list[str]:
-    """Names of the fields this entry has that the reader may not see (to say what signing in adds)."""
+    """The fields of this entry the reader may not see, to say what signing in adds."""
     if can_see_fix:
         return []
     return [key for key in GATED_FIELDS if key in entry_data]
@@ -131,10 +131,17 @@ _engine_lock = threading.Lock()
 _engine_cache: dict[str, Engine] = {}
 
 
-def _engine() -> Engine:
-    from workers.engine import Engine  # the engine is heavy to import; only search needs it
+def current_engine() -> Engine:
+    """The matching engine over the current catalogue, compiled once per catalogue version.
+
+    Search and the pipeline's workers share it; one query per call tells whether an admin edit
+    made a new version. Before the first `load_catalogue` the shipped files are used.
+    """
+    from workers.engine import Engine, get_engine  # heavy to import; pages without search skip it
 
     version = current_version()
+    if not version:
+        return get_engine()
     engine = _engine_cache.get(version)
     if engine is None:
         with _engine_lock:
@@ -160,5 +167,5 @@ def search_entries(text: str, *, limit: int = 10) -> list[dict[str, Any]]:
         )
     if not text.strip():
         return []
-    results: list[dict[str, Any]] = _engine().search(text, limit=limit)
+    results: list[dict[str, Any]] = current_engine().search(text, limit=limit)
     return results

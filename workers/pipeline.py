@@ -18,7 +18,7 @@ from django.conf import settings
 from billing_tiers.selectors import includes_fix_steps
 from diagnosis import services
 from diagnosis.models import Diagnosis
-from workers.catalogue import current_engine, entry_for
+from encyclopedia.selectors import current_engine
 from workers.masking import Masker, iter_line_chunks
 from workers.remediation import remediation_for
 from workers.staging import MASKED, RAW, get_store, staging_key
@@ -83,7 +83,7 @@ def run_remediate(claim: services.Claim) -> bool:
     diagnosis = claim.diagnosis
     result: dict[str, Any] = dict(diagnosis.result)
     slug = diagnosis.failure_slug
-    entry = entry_for(slug) if slug else None
+    entry = current_engine().by_slug.get(slug) if slug else None
     remediation = (
         remediation_for(entry, include_fix=includes_fix_steps(diagnosis.organization))
         if entry
