@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.problems import ApplicationError
+from config.problems import PROBLEM_CONTENT_TYPE, ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.models import Entry
 from encyclopedia.serializers import (
@@ -27,6 +27,10 @@ from encyclopedia.serializers import (
 )
 
 PROBLEM = OpenApiResponse(ProblemSerializer, description="Problem details (RFC 9457).")
+
+
+def _problems(*codes: int) -> dict[Any, OpenApiResponse]:
+    return {(code, PROBLEM_CONTENT_TYPE): PROBLEM for code in codes}
 
 
 def _entry_payload(entry: Entry, *, can_see_fix: bool) -> dict[str, Any]:
@@ -44,7 +48,9 @@ class EntryListApi(GenericAPIView):
     @extend_schema(
         operation_id="encyclopedia_list",
         parameters=[EntryFilterSerializer],
-        responses={200: EntrySerializer(many=True), 400: PROBLEM},
+        # Keyed like the problems: drf-spectacular picks the lowest key as the main response
+        # when it decides whether to document pagination.
+        responses={(200, "application/json"): EntrySerializer(many=True), **_problems(400)},
         description="Catalogue entries by category and slug. Anonymous callers get the free "
         "fields; signed-in callers also get fix, prevention, verification and code examples.",
     )
@@ -64,7 +70,7 @@ class EntryDetailApi(APIView):
 
     @extend_schema(
         operation_id="encyclopedia_retrieve",
-        responses={200: EntrySerializer, 404: PROBLEM},
+        responses={200: EntrySerializer, **_problems(404)},
         description="One entry by slug, gated like the list.",
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -79,7 +85,7 @@ class EntrySearchApi(APIView):
     @extend_schema(
         operation_id="encyclopedia_search",
         request=SearchInputSerializer,
-        responses={200: SearchOutputSerializer, 400: PROBLEM, 413: PROBLEM},
+        responses={200: SearchOutputSerializer, **_problems(400, 413)},
         description="Entries whose fingerprints match pasted error text, with the lines that "
         "matched. Uses the diagnosis pipeline's matcher; the text is not stored.",
         examples=[
@@ -111,7 +117,7 @@ class MemoryEstimateApi(APIView):
     @extend_schema(
         operation_id="tools_memory_estimate",
         parameters=[MemoryEstimateInputSerializer],
-        responses={200: MemoryEstimateSerializer, 400: PROBLEM},
+        responses={200: MemoryEstimateSerializer, **_problems(400)},
         description="Bytes per GPU for weights, gradients, optimizer states and fp32 master "
         "weights of one data-parallel rank, with the formula. Activations are not counted.",
     )

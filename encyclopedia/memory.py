@@ -34,6 +34,13 @@ _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 _PARAMS_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
 
 
+_STATE_NOTES = {
+    "adamw": "AdamW keeps two moments per parameter (exp_avg, exp_avg_sq), {width} B each.",
+    "adam": "Adam keeps two moments per parameter (exp_avg, exp_avg_sq), {width} B each.",
+    "sgd+momentum": "SGD with momentum keeps one momentum buffer per parameter, {width} B.",
+}
+
+
 class EstimateError(ValueError):
     """An input the estimator cannot use; the message says which and why."""
 
@@ -149,25 +156,43 @@ def estimate(
             f"{shard_text} = {size:,} B ({_gb(size)})"
         )
     total = sum(components.values())
-    lines.append(f"total: {total:,} B ({_gb(total)}) per GPU, model states only (activations not counted)")
+    terms = " + ".join(
+        f"{per_param[name]:g} [{name.replace('_', ' ')}]"
+        + (f" / {dp_size}" if name in sharded and dp_size > 1 else "")
+        for name in COMPONENTS
+    )
+    lines.insert(0, f"bytes per GPU = P x ({terms}), P = {count:,} parameters")
+    lines.append(
+        f"total: {total:,} B ({_gb(total)}) per GPU, model states only (activations not counted)"
+    )
 
     notes = [
         "Activations, temporary buffers, the CUDA context (~0.5-1 GB) and allocator fragmentation "
         "are not counted: leave headroom on top of this total.",
     ]
+    if optimizer in _STATE_NOTES:
+        notes.append(_STATE_NOTES[optimizer].format(width=4 if precision != "bf16" else 2))
     if precision == "mixed":
-        notes.append("Mixed precision: 2-byte weights and gradients plus a 4-byte fp32 master copy "
-                     "that the optimizer updates.")
+        notes.append(
+            "Mixed precision: 2-byte weights and gradients plus a 4-byte fp32 master copy "
+            "that the optimizer updates."
+        )
     if precision == "bf16":
-        notes.append("Pure bf16: the optimizer states are kept in bf16 (zeros_like of the "
-                     "parameters) and there is no fp32 master copy.")
+        notes.append(
+            "Pure bf16: the optimizer states are kept in bf16 (zeros_like of the "
+            "parameters) and there is no fp32 master copy."
+        )
     if optimizer == "adamw-8bit":
-        notes.append("8-bit AdamW: two 1-byte moments per parameter; the block-wise quantisation "
-                     "statistics and the small tensors bitsandbytes keeps in 32 bit are ignored.")
+        notes.append(
+            "8-bit AdamW: two 1-byte moments per parameter; the block-wise quantisation "
+            "statistics and the small tensors bitsandbytes keeps in 32 bit are ignored."
+        )
     if optimizer == "adafactor":
-        notes.append("Adafactor: approximated as 4 B/param, an upper bound that covers an fp32 "
-                     "first moment (beta1 set); the factored second moment is O(rows + cols) per "
-                     "matrix and negligible. With beta1=None the real state is far smaller.")
+        notes.append(
+            "Adafactor: approximated as 4 B/param, an upper bound that covers an fp32 "
+            "first moment (beta1 set); the factored second moment is O(rows + cols) per "
+            "matrix and negligible. With beta1=None the real state is far smaller."
+        )
     if zero_stage and dp_size == 1:
         notes.append("ZeRO with one data-parallel rank shards nothing.")
 

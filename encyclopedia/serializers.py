@@ -31,7 +31,8 @@ class ProblemSerializer(serializers.Serializer):
     title = serializers.CharField()
     status = serializers.IntegerField()
     detail = serializers.CharField()
-    errors = serializers.JSONField(required=False)
+    # DRF's metaclass moves declared fields off the class, so this does not shadow `.errors`.
+    errors = serializers.JSONField(required=False)  # type: ignore[assignment]
 
 
 class SymptomSerializer(serializers.Serializer):
@@ -199,8 +200,6 @@ class MemoryEstimateSerializer(serializers.Serializer):
     bytes = ComponentBytesSerializer(help_text="Bytes per GPU of each component.")
     total_bytes = serializers.IntegerField(help_text="Per GPU; activations are not counted.")
     gpu_memory_bytes = serializers.IntegerField(allow_null=True)
-    fits = serializers.BooleanField(
-        allow_null=True, help_text="null when no GPU memory was given."
-    )
+    fits = serializers.BooleanField(allow_null=True, help_text="null when no GPU memory was given.")
     formula = serializers.CharField()
     notes = serializers.ListField(child=serializers.CharField())

@@ -4,44 +4,63 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='CatalogueVersion',
+            name="CatalogueVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.CharField(max_length=32)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('entry_count', models.PositiveIntegerField()),
-                ('reason', models.CharField(blank=True, max_length=200)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.CharField(max_length=32)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("entry_count", models.PositiveIntegerField()),
+                ("reason", models.CharField(blank=True, max_length=200)),
             ],
             options={
-                'ordering': ['-id'],
-                'get_latest_by': 'id',
+                "ordering": ["-id"],
+                "get_latest_by": "id",
             },
         ),
         migrations.CreateModel(
-            name='Entry',
+            name="Entry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('category', models.CharField(max_length=32)),
-                ('severity', models.CharField(choices=[('high', 'High'), ('medium', 'Medium'), ('low', 'Low')], max_length=8)),
-                ('tags', models.JSONField(default=list)),
-                ('data', models.JSONField()),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("title", models.CharField(max_length=200)),
+                ("category", models.CharField(max_length=32)),
+                (
+                    "severity",
+                    models.CharField(
+                        choices=[("high", "High"), ("medium", "Medium"), ("low", "Low")],
+                        max_length=8,
+                    ),
+                ),
+                ("tags", models.JSONField(default=list)),
+                ("data", models.JSONField()),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'verbose_name_plural': 'entries',
-                'ordering': ['category', 'slug'],
-                'indexes': [models.Index(fields=['category', 'slug'], name='entry_category_slug')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('severity__in', ['high', 'medium', 'low'])), name='entry_severity_valid')],
+                "verbose_name_plural": "entries",
+                "ordering": ["category", "slug"],
+                "indexes": [models.Index(fields=["category", "slug"], name="entry_category_slug")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("severity__in", ["high", "medium", "low"])),
+                        name="entry_severity_valid",
+                    )
+                ],
             },
         ),
     ]

@@ -19,6 +19,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"catalogue {report.version}: {len(report.created)} created, "
             f"{len(report.updated)} updated, {len(report.deleted)} deleted, "
-            f"{report.unchanged} unchanged"
-            + (" (new version)" if report.version_changed else "")
+            f"{report.unchanged} unchanged" + (" (new version)" if report.version_changed else "")
         )
