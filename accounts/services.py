@@ -22,6 +22,11 @@ def create_organization(*, name: str, owner: User) -> Organization:
     return organization
 
 
+def create_personal_organization(*, user: User) -> Organization:
+    """Someone signed in with no organisation yet diagnoses in one of their own."""
+    return create_organization(name=f"{user.get_username()}'s organisation", owner=user)
+
+
 def add_member(
     *, organization: Organization, user: User, role: str = Membership.Role.MEMBER
 ) -> Membership:

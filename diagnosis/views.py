@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from accounts.services import create_personal_organization
 from config.problems import ApplicationError
 from diagnosis import selectors, services
 from diagnosis.forms import DiagnoseForm
@@ -18,10 +18,10 @@ def home(request: HttpRequest) -> HttpResponse:
         if not request.user.is_authenticated:
             return redirect(f"/admin/login/?next={request.path}")
         form = DiagnoseForm(request.POST, request.FILES)
-        organization = selectors.organization_for(request.user)
-        if organization is None:
-            messages.error(request, "You are not a member of any organisation yet.")
-        elif form.is_valid():
+        organization = selectors.organization_for(
+            request.user
+        ) or create_personal_organization(user=request.user)
+        if form.is_valid():
             upload = form.cleaned_data["log_file"]
             chunks = upload.chunks() if upload else [form.cleaned_data["log_text"].encode("utf-8")]
             try:

@@ -57,3 +57,14 @@ def test_another_organisation_cannot_open_a_diagnosis_page(client, alice, acme, 
 
     assert client.get(location).status_code == 404
     assert b"optimizer" not in client.get("/diagnoses/").content
+
+
+def test_someone_without_an_organisation_gets_a_personal_one(client, django_user_model):
+    dora = django_user_model.objects.create_user("dora", "dora@example.com", "pw-dora-123")
+    client.force_login(dora)
+
+    response = client.post("/", {"log_text": OOM_LOG})
+
+    assert response.status_code == 302
+    diagnosis = Diagnosis.objects.get()
+    assert diagnosis.organization.memberships.get().user == dora
