@@ -32,7 +32,9 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
         try:
             result = diagnose_path(str(corpus / label["file"]), engine)
         except InputError as exc:
-            misses.append({"file": label["file"], "expected": label["slug"], "got": f"error: {exc}"})
+            misses.append(
+                {"file": label["file"], "expected": label["slug"], "got": f"error: {exc}"}
+            )
             continue
         got = result["failure"]["slug"] if result["outcome"] == "diagnosed" else "none"
         class_ok = got == label["slug"]

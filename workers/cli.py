@@ -11,7 +11,7 @@ import gzip
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -22,6 +22,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 PIECE = 1 << 20
 # A NUL byte or many undecodable bytes in the head of a file: not a text log.
 SNIFF = 8192
+
+
+Files = Annotated[list[str], typer.Argument(help="log files; '-' reads standard input")]
 
 
 class InputError(Exception):
@@ -43,9 +46,10 @@ def raw_pieces(path: str) -> Iterator[bytes]:
         if path == "-":
             stream: Any = sys.stdin.buffer
         elif path.endswith(".gz"):
-            stream = gzip.open(path, "rb")
+            stream = gzip.open(path, "rb")  # noqa: SIM115
         else:
-            stream = open(path, "rb")  # noqa: SIM115 -- closed by the generator below
+            # closed by _rest when the pieces have been read
+            stream = open(path, "rb")  # noqa: SIM115
         first = stream.read(PIECE)
     except FileNotFoundError as exc:
         raise InputError(f"{name}: no such file") from exc
@@ -142,10 +146,12 @@ def _emit(result: dict[str, Any], as_json: bool) -> None:
 
 @app.command()
 def diagnose(
-    files: list[str] = typer.Argument(..., help="log files; '-' reads standard input"),
-    offline: bool = typer.Option(False, "--offline", help="diagnose in this process"),
-    as_json: bool = typer.Option(False, "--json", help="one JSON object per line"),
-    merge: bool = typer.Option(False, "--merge", help="the files are the ranks of one job"),
+    files: Files,
+    offline: Annotated[bool, typer.Option("--offline", help="diagnose in this process")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per line")] = False,
+    merge: Annotated[
+        bool, typer.Option("--merge", help="the files are the ranks of one job")
+    ] = False,
 ) -> None:
     """Diagnose failed training logs."""
     if not offline:
@@ -175,7 +181,7 @@ def diagnose(
 
 
 @app.command()
-def mask(files: list[str] = typer.Argument(..., help="log files; '-' reads standard input")) -> None:
+def mask(files: Files) -> None:
     """Print the masked text exactly as the service would store it."""
     failed = False
     for path in files:

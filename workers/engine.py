@@ -1,4 +1,4 @@
-"""The diagnosis engine: masked log chunks in, the result of DESIGN.md (minus id/status/masking) out.
+"""The diagnosis engine: masked log chunks in, the DESIGN.md result (less id/status/masking) out.
 
 One pass over line-aligned chunks: Hyperscan flags the lines that match a fingerprint or one of
 the engine's own markers, and only those lines get Python work (prefix, rank, time, traceback
@@ -8,16 +8,17 @@ rank, a capped list of anchor lines, the last lines of the log, and the look-bac
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
 from encyclopedia.catalogue_files import catalogue_version, load_entries
-from workers.evidence import LOOKBACK_LINES, RANKS_IN_CHUNK_RE, LineContext, LineInfo
+from workers.evidence import LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
 from workers.matching import CONFIRM_WINDOW, Matcher, Signal, signals_of
 from workers.ranks import (
     LAUNCHER_RANK_RE,
@@ -32,9 +33,10 @@ Entry = dict[str, Any]
 Result = dict[str, Any]
 
 # Below this an entry's score is noise: the outcome is no_match.
-MIN_CONFIDENCE = 0.5
+MIN_CONFIDENCE = 0.3
 MAX_EVIDENCE = 6
 EVIDENCE_CHARS = 300
+HIT_CHARS = 2 * EVIDENCE_CHARS  # what a remembered hit keeps of its line
 MAX_ANCHORS = 2000
 MAX_PENDING = 2000
 
@@ -50,9 +52,23 @@ INTERNAL = {
     "enqueued": r"last enqueued NCCL work: -?\d+, last completed NCCL work",
     "mismatch": r"is running collective: CollectiveFingerPrint\(",
     "first_pg": r"First PG on this rank to signal dumping",
+    "named_rank": r"did not receive grad for rank \d|failed to pass monitoredBarrier",
     "launcher_rank": r"rank\s*:\s*\d+\s*\(local_rank",
-    "progress": r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]",
 }
+# Rank markers, one pattern per rank number, reported once per chunk (Hyperscan SINGLEMATCH):
+# the set of ranks a log shows costs no per-line work.
+MAX_MARKED_RANK = 256
+RANK_MARKERS = [
+    rf"\[(?:rank|default|Rank|RANK)(?: |: )?{r}\]|\brank={r}\b|^{r}: "
+    for r in range(MAX_MARKED_RANK)
+]
+# Hits of one signal in one chunk that get Python work: the first ones and the last ones (the
+# end of a log is where the error and its context usually are). A signal firing on every line
+# of a healthy log then costs a bounded amount per chunk.
+HEAD_HITS, TAIL_HITS = 3, 20
+_PROGRESS_RE = re.compile(
+    r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]|s/it\]"
+)
 
 Stream = tuple[int, str | None, int | None]  # (source index, host, rank)
 
@@ -72,6 +88,7 @@ class Scan:
     """Everything one diagnosis remembers while it reads; every container is bounded."""
 
     sources: list[str] = field(default_factory=list)
+    source_ranks: list[int | None] = field(default_factory=list)
     lines: int = 0
     chars: int = 0
     # signal index -> first confirmed hit per rank (None for unranked), for held signals
@@ -86,8 +103,14 @@ class Scan:
     ranks_seen: set[int] = field(default_factory=set)
     evidence: CrossRankEvidence = field(default_factory=CrossRankEvidence)
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=6))
-    last_progress_line: int = 0
-    last_exception_line: int = 0
+
+
+_NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
+
+
+def _rank_from_name(name: str, index: int) -> int:
+    m = _NAME_RANK_RE.search(name.rsplit("/", 1)[-1])
+    return int(m.group(1)) if m else index
 
 
 def _short(text: str) -> str:
@@ -95,10 +118,15 @@ def _short(text: str) -> str:
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
 
 
-def _first_sentence(text: str) -> str:
+def _first_sentence(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
-    m = re.match(r"(.{20,400}?[.!?])(\s|$)", text)
-    return m.group(1) if m else text[:400]
+    m = re.match(rf"(.{{20,{limit}}}?[.!?])(\s|$)", text)
+    if m:
+        return m.group(1)
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(", ", 0, limit), text.rfind("; ", 0, limit), text.rfind(": ", 0, limit))
+    return text[: cut if cut > limit // 2 else limit].rstrip() + "…"
 
 
 class Engine:
@@ -110,23 +138,36 @@ class Engine:
         self.signals: list[Signal] = signals_of(entries)
         self.internal_base = len(self.signals)
         self.internal_names = list(INTERNAL)
-        self.matcher = Matcher([s.regex.pattern for s in self.signals] + list(INTERNAL.values()))
+        self.marker_base = self.internal_base + len(INTERNAL)
+        self.matcher = Matcher(
+            [s.regex.pattern for s in self.signals] + list(INTERNAL.values()) + RANK_MARKERS,
+            single=set(range(self.marker_base, self.marker_base + len(RANK_MARKERS))),
+        )
         self.by_slug = {e["slug"]: e for e in entries}
 
     def diagnose(self, chunks: Iterable[str]) -> Result:
         return self.diagnose_sources([("log", chunks)])
 
     def diagnose_sources(self, sources: Iterable[tuple[str, Iterable[str]]]) -> Result:
-        """Several per-rank files of one job: each is scanned as its own stream of lines."""
+        """Several per-rank files of one job: each is scanned as its own stream of lines.
+
+        With more than one file, lines that carry no rank take the file's rank: the number in
+        its name (`rank3.log`, `worker-3.out`), else its position in the list.
+        """
+        sources = list(sources)
         scan = Scan()
-        for name, chunks in sources:
+        for index, (name, chunks) in enumerate(sources):
             scan.sources.append(name)
-            self._scan_source(scan, len(scan.sources) - 1, chunks)
+            default = _rank_from_name(name, index) if len(sources) > 1 else None
+            scan.source_ranks.append(default)
+            if default is not None:
+                scan.ranks_seen.add(default)
+            self._scan_source(scan, index, chunks)
         return self._result(scan)
 
     def search(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
         """Entries whose signals match pasted error text, best first (no threshold)."""
-        scan = Scan(sources=["search"])
+        scan = Scan(sources=["search"], source_ranks=[None])
         self._scan_source(scan, 0, [text if text.endswith("\n") else text + "\n"])
         scores: dict[int, list[int]] = {}
         for sig_index in scan.loose_hits:
@@ -137,9 +178,7 @@ class Engine:
             score = 1 - math.prod(1 - self.signals[s].weight for s in sigs)
             if not any(self.signals[s].kind == "error" for s in sigs):
                 score *= 0.5
-            lines = sorted(
-                {(h.line, _short(h.text)) for s in sigs for h in scan.loose_hits[s][:3]}
-            )
+            lines = sorted({(h.line, _short(h.text)) for s in sigs for h in scan.loose_hits[s][:3]})
             found.append(
                 {
                     "slug": entry["slug"],
@@ -152,37 +191,57 @@ class Engine:
         return found[:limit]
 
     def _scan_source(self, scan: Scan, source: int, chunks: Iterable[str]) -> None:
-        tail: list[str] = []
+        tail: Sequence[str] = []
         base = 0  # lines before the current chunk
         for chunk in chunks:
             if not chunk:
                 continue
             scan.chars += len(chunk)
             body = chunk[:-1] if chunk.endswith("\n") else chunk
-            lines = body.split("\n")
-            for line in lines[-6:]:
+            data = body.encode("utf-8", "surrogatepass")
+            hits, starts = self.matcher.scan(data)
+            window = ChunkLines(tail, data, starts)
+            for line in window[-6:]:
                 if line.strip():
                     scan.tail.append(line)
-            for groups in set(RANKS_IN_CHUNK_RE.findall(body)):
-                scan.ranks_seen.update(int(g) for g in groups if g)
-            hits = self.matcher.scan(body.encode("utf-8", "surrogatepass"))
-            window = tail + lines
             ctx = LineContext(window)
             offset = len(tail)
+            anchored: set[int] = set()
+            by_signal: dict[int, list[int]] = {}
             for line_index, pid in hits:
-                self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
-            base += len(lines)
-            tail = lines[-LOOKBACK_LINES:] if len(lines) >= LOOKBACK_LINES else window[-LOOKBACK_LINES:]
+                if pid >= self.marker_base:
+                    scan.ranks_seen.add(pid - self.marker_base)
+                elif pid >= self.internal_base:
+                    self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
+                else:
+                    by_signal.setdefault(pid, []).append(line_index)
+                    if self.signals[pid].kind == "error":
+                        anchored.add(self.signals[pid].entry)
+            # errors first, so that support hits of an entry see its anchors of this chunk
+            for pid in sorted(by_signal, key=lambda p: self.signals[p].kind != "error"):
+                indexes = by_signal[pid]
+                sig = self.signals[pid]
+                keep_all = sig.kind == "support" and sig.entry in anchored and sig.within_lines
+                if not keep_all and len(indexes) > HEAD_HITS + TAIL_HITS:
+                    indexes = indexes[:HEAD_HITS] + indexes[-TAIL_HITS:]
+                for line_index in indexes:
+                    self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
+            base += window.n_lines
+            tail = window.last(LOOKBACK_LINES)
         scan.lines += base
 
     def _on_hit(
         self, scan: Scan, ctx: LineContext, source: int, i: int, lineno: int, pid: int
     ) -> None:
         info = ctx.resolve(i)
+        if info.rank is None and scan.source_ranks[source] is not None:
+            info = replace(info, rank=scan.source_ranks[source])
         if info.rank is not None:
             scan.ranks_seen.add(info.rank)
         if pid >= self.internal_base:
-            self._on_internal(scan, ctx, self.internal_names[pid - self.internal_base], i, info, source, lineno)
+            self._on_internal(
+                scan, ctx, self.internal_names[pid - self.internal_base], i, info, source, lineno
+            )
             return
         sig = self.signals[pid]
         text = info.text
@@ -190,7 +249,7 @@ class Engine:
         m = sig.regex.search(window)
         if m is None:
             return
-        hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i])
+        hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS])
         loose = scan.loose_hits.setdefault(pid, [])
         if len(loose) < 5:
             loose.append(hit)
@@ -224,13 +283,10 @@ class Engine:
         if name == "traceback":
             scan.tracebacks += 1
         elif name == "exception":
-            scan.last_exception_line = max(scan.last_exception_line, lineno)
             if info.rank not in scan.exceptions:
                 scan.exceptions[info.rank] = Hit(
-                    source, lineno, info.rank, info.host, info.ts, ctx.lines[i]
+                    source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS]
                 )
-        elif name == "progress":
-            scan.last_progress_line = max(scan.last_progress_line, lineno)
         elif name == "launcher_rank":
             m = LAUNCHER_RANK_RE.match(info.text)
             if m and scan.evidence.launcher_root is None:
@@ -244,6 +300,8 @@ class Engine:
     def _held(self, scan: Scan) -> dict[int, dict[int | None, Hit]]:
         """Signal index -> first hit per rank, for every signal whose conditions held."""
         held = {pid: dict(per_rank) for pid, per_rank in scan.first_hits.items()}
+        for lines in scan.anchors.values():
+            lines.sort()  # signals are processed one after the other: restore line order
         for pid, stream, hit in scan.pending:
             sig = self.signals[pid]
             assert sig.within_lines is not None
@@ -259,7 +317,9 @@ class Engine:
                 continue
             if r is not None and rank is not None and r != rank:
                 continue
-            if any(abs(a - line) <= sig.within_lines for a in lines):
+            # sorted in _held: the nearest anchor is found by bisection
+            at = bisect.bisect_left(lines, line - sig.within_lines)
+            if at < len(lines) and lines[at] <= line + sig.within_lines:
                 return True
         return False
 
@@ -300,9 +360,9 @@ class Engine:
         collateral_errors: dict[int, FirstError] = {}
         for e in ranked[1:]:
             if collateral(e):
-                for rank, fe in self._first_errors_by_rank(held, by_entry[e]).items():
-                    if rank not in collateral_errors or fe.order < collateral_errors[rank].order:
-                        collateral_errors[rank] = fe
+                for r, fe in self._first_errors_by_rank(held, by_entry[e]).items():
+                    if r not in collateral_errors or fe.order < collateral_errors[r].order:
+                        collateral_errors[r] = fe
         if collateral(winner):
             collateral_errors, root_errors = root_errors, {}
         rank, rank_reason = initiating_rank(
@@ -320,19 +380,27 @@ class Engine:
 
         ranks = self._ranks(held, by_entry, scores, winner, rank)
         collateral_list = [
-            {"slug": self.entries[e]["slug"], "ranks": sorted(r for r in self._ranks_of(held, by_entry[e]) if r is not None)}
+            {
+                "slug": self.entries[e]["slug"],
+                "ranks": sorted(r for r in self._ranks_of(held, by_entry[e]) if r is not None),
+            }
             for e in ranked[1:]
             if collateral(e)
         ]
-        evidence = self._evidence(held, by_entry[winner], rank)
+        evidence = self._evidence(held, by_entry[winner], rank, scan.sources)
         first = evidence[0]["text"] if evidence else ""
-        root_cause = _first_sentence(entry.get("quick_answer", entry["title"]))
+        root_cause = _first_sentence(str(entry.get("quick_answer") or entry["title"]))
         if rank is not None:
             root_cause += f" Rank {rank} failed first ({rank_reason})"
             root_cause += f": {first}" if first else "."
-        elif first:
-            root_cause += f" First error: {first}"
-        missing = self._missing_facts(scan, diagnosed=True, rank=rank, multi=len(scan.ranks_seen) > 1)
+        else:
+            if len(scan.ranks_seen) > 1:
+                root_cause += f" No rank is singled out: {rank_reason}."
+            if first:
+                root_cause += f" First error: {first}"
+        missing = self._missing_facts(
+            scan, diagnosed=True, rank=rank, multi=len(scan.ranks_seen) > 1
+        )
         return {
             "outcome": "diagnosed",
             "failure": {
@@ -364,7 +432,7 @@ class Engine:
             for rank, h in held[p].items():
                 if rank is None:
                     continue
-                fe = FirstError(h.ts, (h.source, h.line), h.line, h.text)
+                fe = FirstError(h.ts, (h.source, h.line), h.line, h.text, self.signals[p].id)
                 if rank not in out or fe.order < out[rank].order:
                     out[rank] = fe
         return out
@@ -390,23 +458,40 @@ class Engine:
                 "rank": rank,
                 "slug": self.entries[e]["slug"],
                 "first_error_line": line,
-                "collateral": rank != initiating,
+                # a collateral class, or a rank that failed after the initiating one
+                "collateral": bool(self.entries[e]["fingerprints"].get("collateral"))
+                or (initiating is not None and rank != initiating),
             }
             for rank, (e, line) in sorted(best.items())
         ]
 
     def _evidence(
-        self, held: dict[int, dict[int | None, Hit]], pids: list[int], rank: int | None
+        self,
+        held: dict[int, dict[int | None, Hit]],
+        pids: list[int],
+        rank: int | None,
+        sources: list[str],
     ) -> list[dict[str, Any]]:
         chosen: dict[tuple[int, int], str] = {}
-        order = sorted(pids, key=lambda p: (self.signals[p].kind != "error", -self.signals[p].weight))
+        order = sorted(
+            pids, key=lambda p: (self.signals[p].kind != "error", -self.signals[p].weight)
+        )
         for p in order:
             hits = held[p]
-            hit = hits.get(rank) if rank in hits else min(hits.values(), key=lambda h: (h.source, h.line))
+            hit = (
+                hits.get(rank)
+                if rank in hits
+                else min(hits.values(), key=lambda h: (h.source, h.line))
+            )
             assert hit is not None
             chosen[(hit.source, hit.line)] = _short(hit.text)
             if len(chosen) >= MAX_EVIDENCE:
                 break
+        if len(sources) > 1:  # merged per-rank files: a line number needs its file
+            return [
+                {"file": sources[src], "line": line, "text": text}
+                for (src, line), text in sorted(chosen.items())
+            ]
         return [{"line": line, "text": text} for (_, line), text in sorted(chosen.items())]
 
     def _no_match(self, scan: Scan, scores: dict[int, float]) -> Result:
@@ -414,6 +499,15 @@ class Engine:
             {"line": h.line, "text": _short(h.text)}
             for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
         ]
+        missing = self._missing_facts(scan, diagnosed=False, rank=None, multi=False)
+        if scores:
+            best = max(scores, key=lambda e: scores[e])
+            missing.insert(
+                0,
+                "the evidence is too thin to settle the cause (closest: "
+                f"{self.entries[best]['slug']}, score {scores[best]:.2f}): include the full "
+                "traceback of the failing rank and the lines just before it",
+            )
         return {
             "outcome": "no_match",
             "failure": None,
@@ -423,12 +517,14 @@ class Engine:
             "collateral": [],
             "evidence": evidence,
             "remediation": None,
-            "missing_facts": self._missing_facts(scan, diagnosed=False, rank=None, multi=len(scan.ranks_seen) > 1),
+            "missing_facts": missing,
             "encyclopedia_url": None,
             "catalogue_version": self.version,
         }
 
-    def _missing_facts(self, scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool) -> list[str]:
+    def _missing_facts(
+        self, scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool
+    ) -> list[str]:
         facts = []
         if scan.chars == 0 or not scan.tail:
             return ["the log is empty: paste or upload the whole output of the failed run"]
@@ -442,7 +538,7 @@ class Engine:
                     "the error found matches no known failure: include the full traceback, the "
                     "command line and the versions of torch, CUDA and NCCL"
                 )
-            if scan.last_progress_line and scan.last_progress_line >= scan.last_exception_line and scan.last_progress_line >= scan.lines - 3:
+            if scan.tail and _PROGRESS_RE.search(scan.tail[-1][-400:]):
                 facts.append(
                     "the log stops before the error: include the end of the output, after the "
                     "last training step"

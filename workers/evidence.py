@@ -10,8 +10,9 @@ mix them; logging headers (`rank=2`, `[Rank 1]`) give a weaker, in-text rank.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import overload
 
 # A look-back never walks further than this: it bounds the work per flagged line.
 LOOKBACK_LINES = 400
@@ -28,20 +29,17 @@ _PREFIX_RE = re.compile(
         (?P<svc>[A-Za-z0-9_.<>-]{1,64}-\d{1,3})\s{1,24}\|\s?    # docker compose: name-1 |
       | \[(?P<mpi>\d{1,5}),(?P<mpirank>\d{1,5})\]<std(?:out|err)>:\s?  # mpirun --tag-output
       | (?P<host>[A-Za-z0-9_.<>-]{1,64}):\s(?=\[(?:rank|default)\d)    # node-2: [rank9]:
+      | (?P<pdsh><(?:HOST|IP)_\d{1,4}>|[A-Za-z][A-Za-z0-9_.-]{0,62}[0-9]):\s  # pdsh: worker-1: ...
     )""",
     re.X,
 )
 _RANK_PREFIX_RE = re.compile(r"^\s?(?:\[(?:rank|default)(?P<r1>\d{1,5})\]:?\s?|(?P<r2>\d{1,5}):\s)")
+_GLUED_RE = re.compile(r"\[(?:rank|default)(\d{1,5})\]:\s?")
 _SOFT_RANK_RE = re.compile(
-    r"\[[Rr]ank[ :]?(?P<a>\d{1,5})\]|\brank=(?P<b>\d{1,5})\b|\b[Rr]ank (?P<c>\d{1,5}):|"
+    r"(?i:\[rank[ :]{0,2}(?P<a>\d{1,5})\])|\brank=(?P<b>\d{1,5})\b|\b[Rr]ank (?P<c>\d{1,5}):|"
     r"^\[rank(?P<d>\d{1,5})\]\s|"
     # the launcher reporting a worker's exit speaks about that worker
     r"\bfailed \(exitcode: -?\d+\) local_rank: (?P<e>\d{1,5})"
-)
-# Ranks a chunk mentions in its stream prefixes or logging headers (one C-speed pass per chunk).
-RANKS_IN_CHUNK_RE = re.compile(
-    r"(?m)^(?:[A-Za-z0-9_.<>-]{1,64}: )?\[(?:rank|default) ?(\d{1,5})\]|\brank=(\d{1,5})\b|"
-    r"\[Rank (\d{1,5})\]"
 )
 
 _GLOG_RE = re.compile(r"(?:^|\[)[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
@@ -49,11 +47,6 @@ _ISO_RE = re.compile(
     r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?!\d)"
 )
 
-_TB_HEAD = "Traceback (most recent call last)"
-_CHAIN_MARKERS = (
-    "During handling of the above exception",
-    "The above exception was the direct cause",
-)
 _TRACEBACKISH_RE = re.compile(
     r"^(?:$|\s|Traceback \(most recent|During handling|The above exception|[\^~]|"
     r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit|Failure)\b|[│┃╭╰])"
@@ -102,7 +95,7 @@ def parse_line(raw: str) -> LineInfo:
         elif m.group("mpirank") is not None:
             rank, explicit = int(m.group("mpirank")), True
         else:
-            host = m.group("host")
+            host = m.group("host") or m.group("pdsh")
         line = line[m.end() :]
     if rank is None:
         m = _RANK_PREFIX_RE.match(line)
@@ -113,8 +106,16 @@ def parse_line(raw: str) -> LineInfo:
             m2 = _RANK_PREFIX_RE.match(line)
             if m2 and m2.group("r1"):
                 line = line[m2.end() :]
-    if line[:1] in "│┃╭╰":
-        line = _BOX_TAIL_RE.sub("", _BOX_RE.sub("", line))
+    glued = max(line.rfind("[rank", 1), line.rfind("[default", 1))
+    if glued > 0:
+        # another rank's line glued to this one (no newline in between): the tail is the news
+        m = _GLUED_RE.match(line, glued)
+        if m:
+            rank, explicit = int(m.group(1)), True
+            line = line[m.end() :]
+    if line[:1] in "│┃╭╰" and len(line) < 10_000:
+        # a rich box-drawn traceback: its frame lines read as indented frame lines
+        line = "  " + _BOX_TAIL_RE.sub("", _BOX_RE.sub("", line))
     head = line[:HEAD_CHARS]
     if rank is None:
         s = _SOFT_RANK_RE.search(head)
@@ -139,6 +140,97 @@ def parse_timestamp(head: str) -> float | None:
 
 def is_tracebackish(text: str) -> bool:
     return bool(_TRACEBACKISH_RE.match(text))
+
+
+class ChunkLines(Sequence[str]):
+    """The lines of a chunk, decoded only when asked for (most lines never are).
+
+    Index 0.. covers `tail` (the previous chunk's last lines) and then the chunk's own lines.
+    Line starts are known where the matcher found hits; other lines are reached by walking
+    from a known neighbour, which is how the look-back goes (backwards from a hit).
+    """
+
+    def __init__(self, tail: Sequence[str], data: bytes, starts: dict[int, int]) -> None:
+        self.tail = tail
+        self.data = data
+        self.n_lines = data.count(b"\n") + 1
+        self.starts = dict(starts)
+        self.starts[0] = 0
+        self.starts[self.n_lines - 1] = data.rfind(b"\n") + 1
+
+    def __len__(self) -> int:
+        return len(self.tail) + self.n_lines
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            # walk backwards: each line start is then found from the one after it
+            return [self[j] for j in reversed(range(*i.indices(len(self))))][::-1]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i < len(self.tail):
+            return self.tail[i]
+        start = self._start(i - len(self.tail))
+        end = self.data.find(b"\n", start)
+        return self.data[start : end if end >= 0 else len(self.data)].decode(
+            "utf-8", "surrogatepass"
+        )
+
+    def last(self, n: int) -> Sequence[str]:
+        """The last n lines, for the next chunk's look-back, without decoding them now."""
+        if self.n_lines >= n:
+            # a view over this chunk's own bytes only: holding `self` would chain every chunk
+            own = ChunkLines((), self.data, self.starts)
+            return _TailView(own, own.n_lines - n, n)
+        return self[-n:]
+
+    def _start(self, k: int) -> int:
+        start = self.starts.get(k)
+        if start is not None:
+            return start
+        after = self.starts.get(k + 1)
+        if after is not None:
+            start = self.data.rfind(b"\n", 0, after - 1) + 1
+        else:
+            below = max(j for j in self.starts if j < k)
+            start = self.starts[below]
+            for j in range(below + 1, k + 1):
+                start = self.data.find(b"\n", start) + 1
+                self.starts[j] = start
+        self.starts[k] = start
+        return start
+
+
+class _TailView(Sequence[str]):
+    """Lines [offset, offset+n) of a ChunkLines, all within its own data (no chain of tails)."""
+
+    def __init__(self, lines: ChunkLines, offset: int, n: int) -> None:
+        self.lines, self.offset, self.n = lines, offset, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in reversed(range(*i.indices(self.n)))][::-1]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.lines[self.offset + i]
 
 
 class LineContext:
@@ -192,7 +284,7 @@ class LineContext:
         return resolved
 
     def _launcher_block_rank(self, i: int) -> int | None:
-        """`rank : 2 (local_rank: 2)` inside torchrun's failure summary, for the lines of one entry."""
+        """`rank : 2 (local_rank: 2)` in torchrun's failure summary, for the lines of its entry."""
         for j in range(i, max(-1, i - 8), -1):
             m = _LAUNCHER_RANK_RE.match(self.parsed(j).text)
             if m:
@@ -218,9 +310,3 @@ class LineContext:
             if len(out) >= limit:
                 break
         return out
-
-    def in_traceback(self, i: int) -> bool:
-        return any(
-            f.startswith(_TB_HEAD) or f.lstrip(" ╭─").startswith(_TB_HEAD) or "Traceback" in f
-            for f in self.frames(i, limit=120)
-        )

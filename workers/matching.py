@@ -9,6 +9,7 @@ patterns (traceback heads, watchdog lines, launcher summaries) to the same datab
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ Entry = dict[str, Any]
 CONFIRM_WINDOW = 4096
 # Matches kept per pattern per chunk: a line repeated a million times must not cost a million
 # Python calls; the first hits are the ones evidence needs.
-MAX_HITS_PER_PATTERN = 400
+MAX_HITS_PER_PATTERN = 200
 
 _NAMED_GROUP_RE = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 _NUMERIC_RE = re.compile(
@@ -169,10 +170,15 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
 class Matcher:
     """One Hyperscan database over signal patterns (ids 0..n-1) and internal patterns after them."""
 
-    def __init__(self, patterns: list[str]) -> None:
+    def __init__(self, patterns: list[str], single: set[int] | None = None) -> None:
         self.patterns = patterns
         self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         forms = [hyperscan_form(p) for p in patterns]
+        # `single` patterns report once per scan: markers whose presence is all that matters
+        forms = [
+            (f, flags | hyperscan.HS_FLAG_SINGLEMATCH if single and i in single else flags)
+            for i, (f, flags) in enumerate(forms)
+        ]
         try:
             self.database.compile(
                 expressions=[f[0] for f in forms],
@@ -185,10 +191,13 @@ class Matcher:
             for p in patterns:
                 check_pattern(p)
             raise PatternError(str(exc)) from exc
-        self.scratch = hyperscan.Scratch(self.database)
+        # a Hyperscan scratch space serves one scan at a time: one per thread (web search runs
+        # in threads; Celery's prefork workers are single-threaded anyway)
+        self._local = threading.local()
 
-    def scan(self, data: bytes) -> list[tuple[int, int]]:
-        """(line index within data, pattern id) for each matching line, in line order."""
+    def scan(self, data: bytes) -> tuple[list[tuple[int, int]], dict[int, int]]:
+        """(line index, pattern id) for each matching line in line order, and the byte offset
+        where each of those lines starts."""
         ends: list[tuple[int, int]] = []
         counts = [0] * len(self.patterns)
 
@@ -198,19 +207,27 @@ class Matcher:
                 ends.append((end, pid))
             return False
 
-        self.database.scan(data, match_event_handler=on_match, scratch=self.scratch)
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self.database)
+        self.database.scan(data, match_event_handler=on_match, scratch=scratch)
         ends.sort()
         out: list[tuple[int, int]] = []
+        starts: dict[int, int] = {0: 0}
         seen: set[tuple[int, int]] = set()
         line = 0
         pos = 0
         for end, pid in ends:
             at = max(end - 1, 0)
             if at > pos:
-                line += data.count(b"\n", pos, at)
+                # newlines are counted once over the whole buffer: linear whatever the hits
+                newlines = data.count(b"\n", pos, at)
+                if newlines:
+                    line += newlines
+                    starts[line] = data.rfind(b"\n", pos, at) + 1
                 pos = at
             key = (line, pid)
             if key not in seen:
                 seen.add(key)
                 out.append(key)
-        return out
+        return out, starts

@@ -5,8 +5,9 @@ the log). When the errors alone cannot tell (every rank raised the same error, o
 errors are present) cross-rank evidence decides: the rank whose collective differs in a
 "Detected mismatch between collectives" report, the rank stuck at a lower NCCL SeqNum or on a
 different OpType, the rank behind in "last enqueued NCCL work", the first process group that
-signalled a dump. The launcher's "Root Cause (first observed failure)" names the first process
-it saw exit, which is often only the first victim, so it comes last.
+signalled a dump, the only rank that did not report a timeout. The launcher's "Root Cause (first
+observed failure)" names the first process it saw exit, which is often only the first victim: it
+never decides alone. When every rank raised the same root-cause error, no rank is singled out.
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 SEQNUM_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
-ENQUEUED_RE = re.compile(r"last enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)")
+ENQUEUED_RE = re.compile(
+    r"last enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)"
+)
 MISMATCH_RE = re.compile(
     r"Rank (?P<rank>\d+) is running collective: CollectiveFingerPrint\((?P<fp>[^)]{0,400})\)"
+)
+# Messages that name the rank they are about (DDP's unused parameters, monitored_barrier).
+NAMED_RANK_RE = re.compile(
+    r"did not receive grad for rank (?P<rank>\d+)|"
+    r"\bRank (?P<rank2>\d+) failed to pass monitoredBarrier"
 )
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
@@ -35,6 +43,7 @@ class FirstError:
     order: tuple[int, int]  # (source index, line number)
     line: int = field(compare=False)
     text: str = field(compare=False)
+    signal: str = field(default="", compare=False)  # which fingerprint signal it was
 
 
 @dataclass
@@ -43,6 +52,7 @@ class CrossRankEvidence:
     enqueued: dict[int, tuple[int, int]] = field(default_factory=dict)
     mismatch: Counter[tuple[int, str]] = field(default_factory=Counter)
     first_pg: list[int] = field(default_factory=list)
+    named: set[int] = field(default_factory=set)
     launcher_root: int | None = None
 
     def observe(self, rank: int | None, text: str) -> None:
@@ -51,21 +61,29 @@ class CrossRankEvidence:
         for m in MISMATCH_RE.finditer(head):
             fingerprint = _FP_NOISE_RE.sub("", m.group("fp"))
             self.mismatch[(int(m.group("rank")), fingerprint)] += 1
+        for m in NAMED_RANK_RE.finditer(head):
+            self.named.add(int(m.group("rank") or m.group("rank2")))
         if rank is None:
             return
-        m = SEQNUM_RE.search(head)
-        if m and rank not in self.seqnum:
-            self.seqnum[rank] = (int(m.group("seq")), m.group("op"))
-        m = ENQUEUED_RE.search(head)
-        if m and rank not in self.enqueued:
-            self.enqueued[rank] = (int(m.group("enq")), int(m.group("done")))
+        seq = SEQNUM_RE.search(head)
+        if seq and rank not in self.seqnum:
+            self.seqnum[rank] = (int(seq.group("seq")), seq.group("op"))
+        enq = ENQUEUED_RE.search(head)
+        if enq and rank not in self.enqueued:
+            self.enqueued[rank] = (int(enq.group("enq")), int(enq.group("done")))
         if FIRST_PG_RE.search(head) and rank not in self.first_pg:
             self.first_pg.append(rank)
 
     def suspect(self) -> tuple[int, str] | None:
         """A rank that cross-rank evidence singles out, with the reason, or None."""
+        named = (
+            (next(iter(self.named)), "the error message names this rank")
+            if len(self.named) == 1
+            else None
+        )
         return (
-            self._mismatch_outlier()
+            named
+            or self._mismatch_outlier()
             or self._seqnum_outlier()
             or self._enqueued_outlier()
             or (
@@ -96,7 +114,9 @@ class CrossRankEvidence:
             (common, _), *_ = ops.most_common()
             odd = [r for r, (_, op) in self.seqnum.items() if op != common]
             if len(odd) == 1:
-                return odd[0], f"rank {odd[0]} timed out in a different collective ({self.seqnum[odd[0]][1]})"
+                return odd[
+                    0
+                ], f"rank {odd[0]} timed out in a different collective ({self.seqnum[odd[0]][1]})"
         seqs = Counter(seq for seq, _ in self.seqnum.values())
         low = min(seqs)
         if len(seqs) > 1 and seqs[low] == 1:
@@ -134,11 +154,16 @@ def initiating_rank(
     """The initiating rank and a short reason; (None, reason) when it cannot be told."""
     suspect = evidence.suspect()
     if len(root_errors) == 1:
-        rank = next(iter(root_errors))
-        return rank, f"only rank {rank} raised a root-cause error"
+        only = next(iter(root_errors))
+        return only, f"only rank {only} raised a root-cause error"
     if len(root_errors) > 1:
         if suspect and suspect[0] in root_errors:
             return suspect
+        others = (set(ranks_seen or ()) | set(collateral_errors)) - set(root_errors)
+        if not others and len({e.signal for e in root_errors.values()}) == 1:
+            # the same error on every rank (a bad config, a missing build): who printed it first
+            # is scheduling noise, not a cause
+            return None, "every rank raised the same error"
         rank = earliest(root_errors)
         by = "time" if all(e.ts is not None for e in root_errors.values()) else "order in the log"
         return rank, f"rank {rank} raised the first root-cause error (by {by})"
@@ -149,10 +174,11 @@ def initiating_rank(
         # every other rank timed out or lost its peer: the one that did not is where they waited
         rank = silent.pop()
         return rank, f"every rank but {rank} reported a collateral error"
-    if evidence.launcher_root is not None:
-        r = evidence.launcher_root
-        return r, f"the launcher saw rank {r} exit first (weak: often the first victim)"
-    if len(collateral_errors) == 1:
-        rank = next(iter(collateral_errors))
-        return rank, f"only rank {rank} reported an error"
+    root = evidence.launcher_root
+    if root is not None:
+        # the launcher reports the first exit it saw, usually the first victim: it decides only
+        # when no other rank reported an error of its own
+        if set(collateral_errors) <= {root}:
+            return root, f"the launcher saw rank {root} exit first (weak evidence)"
+        return None, f"only collateral errors; the launcher saw rank {root} exit first"
     return None, "no rank can be singled out"

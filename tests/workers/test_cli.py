@@ -1,0 +1,139 @@
+import gzip
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import workers.cli
+from tests.workers.fixture_catalogue import entries
+from workers.engine import Engine
+
+LOG = (
+    "[rank0]: step 1 loss 2.0\n"
+    "[rank1]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x2)\n"
+    "[rank0]: RuntimeError: gloo/transport: Connection closed by peer\n"
+    "contact alice@example.com\n"
+)
+
+
+@pytest.fixture
+def runner(monkeypatch):
+    engine = Engine(entries())
+    monkeypatch.setattr(workers.cli, "get_engine", lambda: engine)
+    return CliRunner()
+
+
+def invoke(runner, *args, **kwargs):
+    return runner.invoke(workers.cli.app, list(args), **kwargs)
+
+
+def test_offline_is_required(runner, tmp_path):
+    log = tmp_path / "a.log"
+    log.write_text(LOG)
+    result = invoke(runner, "diagnose", str(log))
+    assert result.exit_code == 2
+    assert "--offline" in result.output
+
+
+def test_human_output(runner, tmp_path):
+    log = tmp_path / "a.log"
+    log.write_text(LOG)
+    result = invoke(runner, "diagnose", str(log), "--offline")
+    assert result.exit_code == 0, result.output
+    assert "class:      shape-mismatch" in result.output
+    assert "initiating rank: 1" in result.output
+    assert "collateral: peer-closed on ranks 0" in result.output
+    assert "verify: verify-shape-mismatch" in result.output
+
+
+def test_json_lines_one_per_file_with_gz_and_stdin(runner, tmp_path):
+    plain = tmp_path / "a.log"
+    plain.write_text(LOG)
+    packed = tmp_path / "b.log.gz"
+    packed.write_bytes(gzip.compress(b"epoch 1 step 3 loss 0.1\n"))
+    result = invoke(
+        runner, "diagnose", str(plain), str(packed), "-", "--offline", "--json", input=LOG
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert [r["file"] for r in rows] == [str(plain), str(packed), "-"]
+    assert rows[0]["failure"]["slug"] == "shape-mismatch"
+    assert rows[1]["outcome"] == "no_match"
+    assert rows[2]["initiating_rank"] == 1
+    # masking ran before matching: the address is counted and absent from the evidence
+    assert rows[0]["masking"]
+    assert "alice@example.com" not in result.output
+
+
+def test_merge_treats_files_as_ranks_of_one_job(runner, tmp_path):
+    a = tmp_path / "rank0.log"
+    a.write_text("[rank0]: RuntimeError: gloo/transport: Connection closed by peer\n")
+    b = tmp_path / "rank1.log"
+    b.write_text("[rank1]: RuntimeError: mat1 and mat2 shapes cannot be multiplied\n")
+    result = invoke(runner, "diagnose", str(a), str(b), "--offline", "--json", "--merge")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert len(rows) == 1
+    assert rows[0]["failure"]["slug"] == "shape-mismatch"
+    assert rows[0]["initiating_rank"] == 1
+
+
+def test_empty_file_is_no_match_with_a_missing_fact(runner, tmp_path):
+    log = tmp_path / "empty.log"
+    log.write_text("")
+    result = invoke(runner, "diagnose", str(log), "--offline", "--json")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output)
+    assert row["outcome"] == "no_match"
+    assert "empty" in row["missing_facts"][0]
+
+
+def test_bad_inputs_fail_clearly_and_the_rest_still_runs(runner, tmp_path):
+    good = tmp_path / "good.log"
+    good.write_text(LOG)
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(b"\x00\x01\x02" * 1000)
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(b"not gzip at all")
+    result = invoke(
+        runner,
+        "diagnose",
+        str(tmp_path / "missing.log"),
+        str(binary),
+        str(broken),
+        str(tmp_path),
+        str(good),
+        "--offline",
+        "--json",
+    )
+    assert result.exit_code == 1
+    assert "missing.log: no such file" in result.output
+    assert "model.bin: looks like a binary file" in result.output
+    assert "broken.gz: cannot be read" in result.output
+    assert "is a directory" in result.output
+    assert '"slug": "shape-mismatch"' in result.output
+
+
+def test_mask_prints_masked_text(runner, tmp_path):
+    log = tmp_path / "a.log"
+    log.write_text(LOG)
+    result = invoke(runner, "mask", str(log))
+    assert result.exit_code == 0, result.output
+    assert "alice@example.com" not in result.output
+    assert "mat1 and mat2 shapes cannot be multiplied" in result.output
+    assert result.output.count("\n") == LOG.count("\n")
+
+
+def test_main_uses_the_shipped_catalogue(tmp_path, capsys, monkeypatch):
+    log = tmp_path / "oom.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\n'
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)\n"
+    )
+    monkeypatch.setattr("sys.argv", ["rootcause", "diagnose", "--offline", "--json", str(log)])
+    with pytest.raises(SystemExit) as exit_info:
+        workers.cli.main()
+    assert exit_info.value.code == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["failure"]["slug"] == "shape-mismatch"

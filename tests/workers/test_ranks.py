@@ -1,0 +1,179 @@
+from workers.ranks import CrossRankEvidence, FirstError, initiating_rank
+
+
+def fe(line, ts=None, source=0, signal="sig"):
+    return FirstError(ts, (source, line), line, f"line {line}", signal)
+
+
+def test_by_timestamp_when_every_rank_has_one():
+    rank, reason = initiating_rank(
+        root_errors={0: fe(10, ts=5.0), 2: fe(50, ts=1.0)},
+        collateral_errors={1: fe(60, ts=9.0)},
+        evidence=CrossRankEvidence(),
+    )
+    assert rank == 2
+    assert "time" in reason
+
+
+def test_by_order_when_a_timestamp_is_missing():
+    rank, _ = initiating_rank(
+        root_errors={0: fe(10, ts=5.0), 2: fe(50)},
+        collateral_errors={1: fe(60)},
+        evidence=CrossRankEvidence(),
+    )
+    assert rank == 0
+
+
+def test_root_error_beats_earlier_collateral():
+    rank, _ = initiating_rank(
+        root_errors={3: fe(90)},
+        collateral_errors={0: fe(1), 1: fe(2)},
+        evidence=CrossRankEvidence(),
+    )
+    assert rank == 3
+
+
+def observe(lines):
+    evidence = CrossRankEvidence()
+    for rank, text in lines:
+        evidence.observe(rank, text)
+    return evidence
+
+
+def test_seqnum_outlier():
+    ev = observe(
+        [
+            (
+                r,
+                f"[Rank {r}] Watchdog caught: WorkNCCL(SeqNum={s}, OpType=ALLREDUCE, Timeout(ms)=1)",
+            )
+            for r, s in [(0, 9), (1, 9), (2, 8), (3, 9)]
+        ]
+    )
+    assert initiating_rank(root_errors={}, collateral_errors={}, evidence=ev)[0] == 2
+
+
+def test_optype_outlier():
+    ev = observe(
+        [
+            (r, f"WorkNCCL(SeqNum=9, OpType={op}, Timeout(ms)=1)")
+            for r, op in [(0, "ALLREDUCE"), (1, "BROADCAST"), (2, "ALLREDUCE")]
+        ]
+    )
+    assert ev.suspect() is not None
+    assert ev.suspect()[0] == 1
+
+
+def test_no_outlier_when_all_agree():
+    ev = observe([(r, "WorkNCCL(SeqNum=9, OpType=ALLREDUCE)") for r in range(4)])
+    assert ev.suspect() is None
+
+
+def test_last_enqueued_outlier():
+    ev = observe(
+        [
+            (
+                r,
+                f"detected by watchdog at work: 9, last enqueued NCCL work: {e}, last completed NCCL work: 8",
+            )
+            for r, e in [(0, 12), (1, 12), (2, 9)]
+        ]
+    )
+    assert ev.suspect()[0] == 2
+
+
+def test_collective_mismatch_report_names_the_odd_rank():
+    a = "CollectiveFingerPrint(SequenceNumber=104, OpType=ALLREDUCE, TensorShape=[64])"
+    b = "CollectiveFingerPrint(SequenceNumber=104, OpType=ALLREDUCE, TensorShape=[40])"
+    ev = observe(
+        [
+            (
+                0,
+                f"Detected mismatch. Rank 1 is running collective: {b}, but Rank 0 is running collective: {a}",
+            ),
+            (
+                2,
+                f"Detected mismatch. Rank 2 is running collective: {a}, but Rank 1 is running collective: {b}",
+            ),
+            (
+                1,
+                f"Detected mismatch. Rank 1 is running collective: {b}, but Rank 3 is running collective: {a}",
+            ),
+        ]
+    )
+    rank, _ = initiating_rank(
+        root_errors={0: fe(1), 1: fe(2), 2: fe(3)}, collateral_errors={}, evidence=ev
+    )
+    assert rank == 1
+
+
+def test_monitored_barrier_names_the_rank():
+    ev = observe([(0, "RuntimeError: Rank 2 failed to pass monitoredBarrier in 300000 ms")])
+    assert initiating_rank(root_errors={}, collateral_errors={0: fe(1)}, evidence=ev)[0] == 2
+
+
+def test_first_pg_to_dump():
+    ev = observe([(3, "[PG 0 Rank 3] First PG on this rank to signal dumping.")])
+    assert ev.suspect() == (3, "first process group on this rank to signal a dump")
+
+
+def test_launcher_root_cause_is_weak_evidence():
+    ev = CrossRankEvidence(launcher_root=1)
+    # nothing else to go on: the launcher's word is taken
+    rank, reason = initiating_rank(root_errors={}, collateral_errors={1: fe(3)}, evidence=ev)
+    assert rank == 1
+    assert "weak" in reason
+    # every rank timed out: the first exit the launcher saw is arbitrary
+    rank, reason = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 1: fe(2), 2: fe(3)}, evidence=ev
+    )
+    assert rank is None
+    assert "launcher saw rank 1" in reason
+    ev.observe(2, "WorkNCCL(SeqNum=3, OpType=ALLREDUCE)")
+    ev.observe(0, "WorkNCCL(SeqNum=4, OpType=ALLREDUCE)")
+    ev.observe(1, "WorkNCCL(SeqNum=4, OpType=ALLREDUCE)")
+    assert initiating_rank(root_errors={}, collateral_errors={}, evidence=ev)[0] == 2
+
+
+def test_same_error_on_every_rank_names_no_rank():
+    rank, reason = initiating_rank(
+        root_errors={0: fe(5), 1: fe(2)},
+        collateral_errors={},
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1},
+    )
+    assert rank is None
+    assert "every rank" in reason
+    # different errors on the two ranks: the first one is the initiator
+    rank, _ = initiating_rank(
+        root_errors={0: fe(5, signal="remote-error"), 1: fe(2, signal="system-error")},
+        collateral_errors={},
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1},
+    )
+    assert rank == 1
+    # with a third rank that only lost its peer, the first of the two is the initiator
+    rank, _ = initiating_rank(
+        root_errors={0: fe(5), 1: fe(2)},
+        collateral_errors={2: fe(9)},
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1, 2},
+    )
+    assert rank == 1
+
+
+def test_silent_rank():
+    rank, _ = initiating_rank(
+        root_errors={},
+        collateral_errors={1: fe(5), 2: fe(6)},
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1, 2},
+    )
+    assert rank == 0
+
+
+def test_nothing_to_go_on():
+    rank, _ = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 1: fe(2)}, evidence=CrossRankEvidence()
+    )
+    assert rank is None
