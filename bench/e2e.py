@@ -143,13 +143,16 @@ def run(runs_1mb: int = 11, big_mb: int = 100) -> dict[str, Any]:
 
 
 def report(figures: dict[str, Any]) -> str:
+    runs, p50, p90 = figures["runs_1mb"], figures["p50_1mb_s"], figures["p90_1mb_s"]
+    size, status, seconds = figures["big_mb"], figures["big_status"], figures["big_seconds"]
+    peak = figures["worker_peak_rss_mb"]
     return "\n".join(
         [
             "End to end through a real worker (Redis broker, PostgreSQL, solo pool):",
-            f"  1 MB log, warm worker, {figures['runs_1mb']} runs: p50 {figures['p50_1mb_s']:.3f} s,"
-            f" p90 {figures['p90_1mb_s']:.3f} s   (target p50 < 1 s)",
-            f"  {figures['big_mb']} MB log: {figures['big_status']} in {figures['big_seconds']:.1f} s,"
-            f" worker peak RSS {figures['worker_peak_rss_mb']:.0f} MB   (target < 300 MB)",
+            f"  1 MB log, warm worker, {runs} runs: p50 {p50:.3f} s, p90 {p90:.3f} s"
+            "   (target p50 < 1 s)",
+            f"  {size} MB log: {status} in {seconds:.1f} s, worker peak RSS {peak:.0f} MB"
+            "   (target < 300 MB)",
         ]
     )
 

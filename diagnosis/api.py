@@ -1,16 +1,16 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.models import Organization
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis import selectors, services
 from diagnosis.intake import gunzip_if_needed, read_chunks
@@ -25,7 +25,7 @@ class NoOrganization(ApplicationError):
     title = "No organisation"
 
 
-def _organization(request: Request) -> Any:
+def _organization(request: Request) -> Organization:
     organization = selectors.organization_for(request.user)
     if organization is None:
         raise NoOrganization("You are not a member of any organisation.")
@@ -42,8 +42,6 @@ class DiagnosisListApi(APIView):
         description="The organisation's diagnosis history, newest first.",
     )
     def get(self, request: Request) -> Response:
-        from rest_framework.pagination import LimitOffsetPagination
-
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(
             selectors.diagnoses_for(request.user), request, view=self

@@ -18,9 +18,9 @@ def home(request: HttpRequest) -> HttpResponse:
         if not request.user.is_authenticated:
             return redirect(f"/admin/login/?next={request.path}")
         form = DiagnoseForm(request.POST, request.FILES)
-        organization = selectors.organization_for(
-            request.user
-        ) or create_personal_organization(user=request.user)
+        organization = selectors.organization_for(request.user) or create_personal_organization(
+            user=request.user
+        )
         if form.is_valid():
             upload = form.cleaned_data["log_file"]
             chunks = upload.chunks() if upload else [form.cleaned_data["log_text"].encode("utf-8")]
