@@ -401,6 +401,12 @@ class Engine:
         missing = self._missing_facts(
             scan, diagnosed=True, rank=rank, multi=len(scan.ranks_seen) > 1
         )
+        if confidence < 0.6 and scan.tracebacks == 0:
+            missing.append(
+                "no traceback: the class rests on error lines alone; include the full stderr "
+                "(the traceback shows the call that failed; for a killed process add "
+                "`dmesg | tail`)"
+            )
         return {
             "outcome": "diagnosed",
             "failure": {

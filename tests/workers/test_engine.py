@@ -308,3 +308,20 @@ def test_merged_files_without_prefixes_take_their_rank_from_the_name(engine):
     assert result["collateral"] == [{"slug": "peer-closed", "ranks": [0, 1]}]
     by_position = engine.diagnose_sources([("a.log", [closed]), ("b.log", [shape])])
     assert by_position["initiating_rank"] == 1
+
+
+def test_an_error_line_without_traceback_is_diagnosed_and_asks_for_the_traceback():
+    from workers.engine import get_engine
+
+    log = (
+        "Epoch 1:  12%|#2        | 120/1000 [00:41<05:03,  2.90it/s, loss=2.31]\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total "
+        "capacity; 20.12 GiB already allocated; 1.23 GiB free; 21.50 GiB reserved in total by "
+        "PyTorch)\n"
+    )
+
+    result = get_engine().diagnose([log])
+
+    assert result["failure"]["slug"] == "activation-oom"
+    assert result["failure"]["confidence"] < 0.6
+    assert any(fact.startswith("no traceback") for fact in result["missing_facts"])
