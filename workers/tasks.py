@@ -45,47 +45,26 @@ def _run_stage(task: Task, diagnosis_id: str, stage: str) -> None:
         raise Ignore()
 
 
-@shared_task(
-    name="workers.tasks.mask",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
-    soft_time_limit=240,
-    time_limit=270,
-    max_retries=20,
-)
-def mask(self: Task, diagnosis_id: str) -> None:
-    _run_stage(self, diagnosis_id, Status.MASKING)
+def _stage_task(name: str, stage: str) -> Task:
+    @shared_task(
+        name=name,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
+        soft_time_limit=240,
+        time_limit=270,
+        max_retries=20,
+    )
+    def run(self: Task, diagnosis_id: str) -> None:
+        _run_stage(self, diagnosis_id, stage)
+
+    return run
 
 
-@shared_task(
-    name="workers.tasks.match",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
-    soft_time_limit=240,
-    time_limit=270,
-    max_retries=20,
-)
-def match(self: Task, diagnosis_id: str) -> None:
-    _run_stage(self, diagnosis_id, Status.MATCHING)
-
-
-@shared_task(
-    name="workers.tasks.remediate",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
-    soft_time_limit=240,
-    time_limit=270,
-    max_retries=20,
-)
-def remediate(self: Task, diagnosis_id: str) -> None:
-    _run_stage(self, diagnosis_id, Status.REMEDIATING)
-
+mask = _stage_task("workers.tasks.mask", Status.MASKING)
+match = _stage_task("workers.tasks.match", Status.MATCHING)
+remediate = _stage_task("workers.tasks.remediate", Status.REMEDIATING)
 
 _ORDER = [(Status.MASKING, mask), (Status.MATCHING, match), (Status.REMEDIATING, remediate)]
 
