@@ -7,9 +7,10 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-DEFAULTS = {
-    "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/rootcause",
-    "REDIS_URL": "redis://127.0.0.1:6379/15",
+# variable -> (service, default URL, default port); the defaults are those of settings_test.py
+SERVICES = {
+    "DATABASE_URL": ("PostgreSQL", "postgres://postgres@127.0.0.1:5432/rootcause", 5432),
+    "REDIS_URL": ("Redis", "redis://127.0.0.1:6379/15", 6379),
 }
 
 
