@@ -16,16 +16,13 @@ SERVICES = {
 
 def unreachable() -> list[str]:
     problems = []
-    for name, default in DEFAULTS.items():
-        url = urlsplit(os.environ.get(name, default))
-        host, port = (
-            url.hostname or "127.0.0.1",
-            url.port or (6379 if "redis" in name.lower() else 5432),
-        )
+    for variable, (service, default, default_port) in SERVICES.items():
+        url = urlsplit(os.environ.get(variable, default))
+        host, port = url.hostname or "127.0.0.1", url.port or default_port
         try:
             socket.create_connection((host, port), timeout=3).close()
         except OSError as exc:
-            problems.append(f"{name.split('_')[0].title()} at {host}:{port} is unreachable ({exc})")
+            problems.append(f"{service} at {host}:{port} ({variable}) is unreachable ({exc})")
     return problems
 
 
