@@ -24,7 +24,7 @@ def test_make_test_stops_at_once_naming_the_unreachable_service():
 
     assert result.returncode == 1
     assert "Redis at 127.0.0.1:1 (REDIS_URL) is unreachable" in result.stderr
-    assert "PostgreSQL" not in result.stderr
+    assert "PostgreSQL at" not in result.stderr
 
 
 def test_it_passes_when_both_services_answer():
