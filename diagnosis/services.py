@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import uuid
 from collections.abc import Iterable
@@ -18,6 +20,7 @@ from django.utils import timezone
 from accounts.models import Organization
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis.models import Diagnosis
+from workers.masking import Masker
 from workers.staging import RAW, get_store, staging_key
 
 logger = logging.getLogger(__name__)
@@ -30,6 +33,13 @@ NEXT_STATUS = {
     Status.MATCHING: (Status.REMEDIATING, 80),
     Status.REMEDIATING: (Status.DONE, 100),
 }
+
+
+def masking_secret(diagnosis_id: uuid.UUID | str) -> bytes:
+    """Per-diagnosis pseudonym key: stable across retries of one diagnosis, unrelated across two."""
+    return hmac.new(
+        settings.SECRET_KEY.encode(), f"mask:{diagnosis_id}".encode(), hashlib.sha256
+    ).digest()
 
 
 class LogRejected(ApplicationError):
@@ -50,6 +60,12 @@ def _looks_binary(head: bytes) -> bool:
     if head.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\x7fELF")):
         return True
     return b"\x00" in head[:1024]
+
+
+def _masked_filename(filename: str, diagnosis_id: uuid.UUID) -> str:
+    """The name is shown back to the user: only its last component, masked like the log."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1].replace("\n", " ")
+    return Masker(secret=masking_secret(diagnosis_id)).mask(base)[:255]
 
 
 def submit_diagnosis(
@@ -98,8 +114,7 @@ def submit_diagnosis(
                 organization=organization,
                 created_by=created_by,
                 source=source,
-                # The name is shown back to the user; only its last component, and bounded.
-                filename=filename.replace("\\", "/").rsplit("/", 1)[-1][:255],
+                filename=_masked_filename(filename, diagnosis_id),
                 size_bytes=size,
                 idempotency_key=idempotency_key,
             )

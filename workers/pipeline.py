@@ -7,8 +7,6 @@ worker killed half-way never loses or duplicates a diagnosis.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -32,20 +30,13 @@ class StageError(Exception):
     """A failure on our side that no retry will fix; the diagnosis is marked failed."""
 
 
-def masking_secret(diagnosis_id: str) -> bytes:
-    """Per-diagnosis pseudonym key: stable across retries of one diagnosis, unrelated across two."""
-    return hmac.new(
-        settings.SECRET_KEY.encode(), f"mask:{diagnosis_id}".encode(), hashlib.sha256
-    ).digest()
-
-
 def run_mask(claim: services.Claim) -> bool:
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
     if not store.exists(raw_key):
         raise StageError("the log expired before it could be masked")
-    masker = Masker(secret=masking_secret(diagnosis_id))
+    masker = Masker(secret=services.masking_secret(diagnosis_id))
 
     def masked_chunks() -> Iterator[bytes]:
         for chunk in iter_line_chunks(store.read(raw_key)):

@@ -183,3 +183,14 @@ def test_the_history_is_scoped_and_its_query_count_is_pinned(
 
     assert response.json()["count"] == 3
     assert len(response.json()["results"]) == 3
+
+
+def test_the_file_name_is_masked_like_the_log(acme_api):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    name = f"run-of-{PLANTED_SECRETS['email']}.log"
+    response = acme_api.post(URL, {"file": SimpleUploadedFile(name, OOM_LOG.encode())})
+
+    assert response.status_code == 202, response.content
+    assert PLANTED_SECRETS["email"] not in response.json()["filename"]
+    assert response.json()["filename"].startswith("run-of-<EMAIL_")
