@@ -90,7 +90,9 @@ class DiagnosisListApi(APIView):
         diagnosis, created = services.submit_diagnosis(
             organization=organization,
             chunks=gunzip_if_needed(chunks),
-            source=Diagnosis.Source.API,
+            source=Diagnosis.Source.CLI
+            if request.headers.get("X-Rootcause-Client") == "cli"
+            else Diagnosis.Source.API,
             created_by=request.user if isinstance(request.user, get_user_model()) else None,
             filename=filename,
             idempotency_key=request.headers.get("Idempotency-Key", "")[:255],

@@ -1,18 +1,24 @@
 """`rootcause`: the diagnosis engine on the command line.
 
 `rootcause diagnose FILE... --offline` masks, matches and remediates in this process with the
-catalogue shipped in the package; nothing leaves the machine. `rootcause mask FILE...` prints the
+catalogue shipped in the package; nothing leaves the machine. Without `--offline` the files are
+posted to a rootcause service (`--url` / ROOTCAUSE_URL, `--token` / ROOTCAUSE_TOKEN), which masks
+them first and keeps the result in the organisation's history. `rootcause mask FILE...` prints the
 masked text exactly as the service would store it. `-` reads standard input, `.gz` is unpacked.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import os
 import sys
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Annotated, Any
 
+import httpx
 import typer
 
 from workers.engine import Engine, get_engine
@@ -137,6 +143,72 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+POLL_SECONDS = 0.5
+
+
+def _request_body(path: str) -> tuple[Any, int]:
+    """A file object and its size: the API needs a Content-Length, and streams the body to Redis.
+
+    A `.gz` file is sent as it is (the service unpacks it); standard input is read whole first.
+    """
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        _sniff(data, "<stdin>")
+        return io.BytesIO(data), len(data)
+    try:
+        stream = open(path, "rb")  # noqa: SIM115  (closed by diagnose_online)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if not path.endswith(".gz"):
+        _sniff(stream.read(SNIFF), path)
+        stream.seek(0)
+    return stream, os.fstat(stream.fileno()).st_size
+
+
+def _api_error(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("detail", response.text))
+    except ValueError:
+        return response.text[:200]
+
+
+def diagnose_online(
+    path: str, *, url: str, token: str, idempotency_key: str = "", timeout: float = 600
+) -> dict[str, Any]:
+    """Posts one log to the service and waits for its result (the API's result format)."""
+    body, size = _request_body(path)
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/octet-stream",
+        "Content-Length": str(size),
+        "X-Rootcause-Client": "cli",
+    }
+    if idempotency_key:
+        headers["Idempotency-Key"] = idempotency_key
+    try:
+        with httpx.Client(base_url=url.rstrip("/"), timeout=60) as client:
+            with body:
+                response = client.post("/api/v1/diagnoses", content=body, headers=headers)
+            if response.status_code not in (200, 202):
+                raise InputError(f"{path}: {response.status_code} {_api_error(response)}")
+            location = response.headers["Location"]
+            deadline = time.monotonic() + timeout
+            result = response.json()
+            while result["status"] not in ("done", "failed"):
+                if time.monotonic() > deadline:
+                    raise InputError(f"{path}: no result after {timeout:.0f} s ({location})")
+                time.sleep(POLL_SECONDS)
+                polled = client.get(location, headers={"Authorization": f"Bearer {token}"})
+                polled.raise_for_status()
+                result = polled.json()
+    except httpx.HTTPError as exc:
+        raise InputError(f"{path}: cannot reach {url} ({exc})") from exc
+    if result["status"] == "failed":
+        raise InputError(f"{path}: the service failed: {result.get('failure_reason', '')}")
+    result["file"] = path
+    return result
+
+
 def _emit(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False))
@@ -152,30 +224,56 @@ def diagnose(
     merge: Annotated[
         bool, typer.Option("--merge", help="the files are the ranks of one job")
     ] = False,
+    url: Annotated[
+        str, typer.Option(envvar="ROOTCAUSE_URL", help="the service, without --offline")
+    ] = "",
+    token: Annotated[
+        str, typer.Option(envvar="ROOTCAUSE_TOKEN", help="an organisation's API token")
+    ] = "",
+    idempotency_key: Annotated[
+        str, typer.Option(help="the same key never makes a second diagnosis (CI retries)")
+    ] = "",
 ) -> None:
     """Diagnose failed training logs."""
     if not offline:
-        typer.echo(
-            "error: only --offline is available for now (the online mode comes later); "
-            "run: rootcause diagnose --offline FILE...",
-            err=True,
+        if not (url and token):
+            typer.echo(
+                "error: set ROOTCAUSE_URL and ROOTCAUSE_TOKEN (or --url/--token) to use the "
+                "service, or pass --offline to diagnose on this machine",
+                err=True,
+            )
+            raise typer.Exit(2)
+        if merge:
+            typer.echo("error: --merge needs --offline", err=True)
+            raise typer.Exit(2)
+        _diagnose_each(
+            files,
+            lambda path: diagnose_online(
+                path, url=url, token=token, idempotency_key=idempotency_key
+            ),
+            as_json,
         )
-        raise typer.Exit(2)
+        return
     engine = get_engine()
-    failed = False
     if merge:
         try:
             _emit(diagnose_merged(files, engine), as_json)
         except InputError as exc:
             typer.echo(f"error: {exc}", err=True)
-            failed = True
+            raise typer.Exit(1) from None
     else:
-        for path in files:
-            try:
-                _emit(diagnose_path(path, engine), as_json)
-            except InputError as exc:
-                typer.echo(f"error: {exc}", err=True)
-                failed = True
+        _diagnose_each(files, lambda path: diagnose_path(path, engine), as_json)
+
+
+def _diagnose_each(files: list[str], run: Callable[[str], dict[str, Any]], as_json: bool) -> None:
+    """One result per file; a file that fails is reported and the others still run."""
+    failed = False
+    for path in files:
+        try:
+            _emit(run(path), as_json)
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            failed = True
     if failed:
         raise typer.Exit(1)
 

@@ -27,11 +27,14 @@ def invoke(runner, *args, **kwargs):
     return runner.invoke(workers.cli.app, list(args), **kwargs)
 
 
-def test_offline_is_required(runner, tmp_path):
+def test_without_offline_a_service_is_required(runner, tmp_path):
     log = tmp_path / "a.log"
     log.write_text(LOG)
-    result = invoke(runner, "diagnose", str(log))
+    result = invoke(
+        runner, "diagnose", str(log), env={"ROOTCAUSE_URL": None, "ROOTCAUSE_TOKEN": None}
+    )
     assert result.exit_code == 2
+    assert "ROOTCAUSE_URL" in result.output
     assert "--offline" in result.output
 
 
