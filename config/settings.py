@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "billing_tiers",
     "encyclopedia",
@@ -177,6 +178,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Diagnose failed machine-learning training runs from their logs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Redoc is served from our own static files, not a CDN.
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Security (production) ------------------------------------------------------------------

@@ -76,3 +76,12 @@ def test_json_log_format_writes_one_object_per_request(tmp_path):
     assert requests[0]["request_id"] == "r-1"
     assert requests[0]["path"] == "/healthz"
     assert requests[0]["status"] == 200
+
+
+@pytest.mark.django_db
+def test_the_api_docs_page_loads_redoc_from_our_own_static_files(client):
+    response = client.get("/api/v1/docs")
+
+    assert response.status_code == 200
+    assert b"/static/drf_spectacular_sidecar/redoc/" in response.content
+    assert b"cdn.jsdelivr.net" not in response.content
