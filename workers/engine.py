@@ -39,6 +39,10 @@ EVIDENCE_CHARS = 300
 HIT_CHARS = 2 * EVIDENCE_CHARS  # what a remembered hit keeps of its line
 MAX_ANCHORS = 2000
 MAX_PENDING = 2000
+# An exception line ("RuntimeError: ...") as Python prints the last line of a traceback.
+_RAISED_RE = re.compile(r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception)\b: ")
+MAX_UNRANKED_RAISES = 50
+TAIL_LINES = 6  # the last lines of a log kept for the missing-facts and recovery checks
 
 # The engine's own markers, scanned in the same database after the catalogue's signals.
 INTERNAL = {
@@ -66,6 +70,18 @@ RANK_MARKERS = [
 # end of a log is where the error and its context usually are). A signal firing on every line
 # of a healthy log then costs a bounded amount per chunk.
 HEAD_HITS, TAIL_HITS = 3, 20
+# A caught error after which the run went on training (this many of the log's last lines are
+# training progress, and no error or traceback came after it) was recovered from: a retried OOM
+# that halved the batch. Bare tqdm bars do not count: a dying process still flushes its bars.
+RECOVERY_PROGRESS_LINES = 3
+_TRAINING_LINE_RE = re.compile(
+    r"(?i)\b(?:step|epoch|iter|iteration)\b[ =:\[]{0,3}\d|"
+    r"\b(?:train_|val_|eval_)?loss['\"]?\s{0,3}[:=]\s{0,3}[0-9]"
+)
+# What a line says when it reports a failure (as opposed to a memory report or a loss value).
+_FAILURE_WORDS_RE = re.compile(
+    r"(?i)error|fail|out of memory|exception|fatal|abort|killed|cannot|unable|exceeded|timed? ?out"
+)
 _PROGRESS_RE = re.compile(
     r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]|s/it\]"
 )
@@ -81,6 +97,9 @@ class Hit:
     host: str | None
     ts: float | None
     text: str
+    # for an exception raised while handling an earlier one: the line span (first line of the
+    # chain, marker line) where the earlier exceptions sit
+    chained: tuple[int, int] | None = None
 
 
 @dataclass
@@ -102,7 +121,15 @@ class Scan:
     exceptions: dict[int | None, Hit] = field(default_factory=dict)
     ranks_seen: set[int] = field(default_factory=set)
     evidence: CrossRankEvidence = field(default_factory=CrossRankEvidence)
-    tail: deque[str] = field(default_factory=lambda: deque(maxlen=6))
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    tail_at: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    # positions (source, line) for the recovery rule: the last error hit of each entry, and
+    # the last error hit / exception / traceback line of any kind
+    last_error: dict[int, tuple[int, int]] = field(default_factory=dict)
+    last_trouble: tuple[int, int] = (-1, -1)
+    # entry -> positions of its error lines that are a raised exception on an unranked line (not
+    # the later link of a chain): several of them are several processes
+    unranked_raises: dict[int, set[tuple[int, int]]] = field(default_factory=dict)
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -127,6 +154,12 @@ def _first_sentence(text: str, limit: int = 300) -> str:
         return text
     cut = max(text.rfind(", ", 0, limit), text.rfind("; ", 0, limit), text.rfind(": ", 0, limit))
     return text[: cut if cut > limit // 2 else limit].rstrip() + "…"
+
+
+def _mark_chain(ctx: LineContext, i: int, lineno: int, hit: Hit) -> None:
+    chain = ctx.chained_after(i)
+    if chain is not None:
+        hit.chained = (lineno + chain[0], lineno + chain[1])
 
 
 class Engine:
@@ -201,9 +234,13 @@ class Engine:
             data = body.encode("utf-8", "surrogatepass")
             hits, starts = self.matcher.scan(data)
             window = ChunkLines(tail, data, starts)
-            for line in window[-6:]:
+            # the chunk's own last lines (the look-back tail before them was kept already)
+            last_lines = window[-min(TAIL_LINES, window.n_lines) :]
+            first_no = base + window.n_lines - len(last_lines) + 1
+            for k, line in enumerate(last_lines):
                 if line.strip():
                     scan.tail.append(line)
+                    scan.tail_at.append((source, first_no + k))
             ctx = LineContext(window)
             offset = len(tail)
             anchored: set[int] = set()
@@ -260,15 +297,30 @@ class Engine:
             if not any(sig.in_frame.search(f) for f in frames):
                 return
         stream: Stream = (source, info.host, info.rank)
+        if sig.kind == "error":
+            at = (source, lineno)
+            scan.last_error[sig.entry] = max(scan.last_error.get(sig.entry, at), at)
+            scan.last_trouble = max(scan.last_trouble, at)
+            if info.rank is None and _RAISED_RE.match(text):
+                raises = scan.unranked_raises.setdefault(sig.entry, set())
+                if len(raises) < MAX_UNRANKED_RAISES and ctx.chained_after(i) is None:
+                    raises.add(at)
         if sig.within_lines is not None:
             if len(scan.pending) < MAX_PENDING:
+                if sig.kind == "error":
+                    _mark_chain(ctx, i, lineno, hit)
                 scan.pending.append((pid, stream, hit))
             return
         if sig.kind == "error":
             anchors = scan.anchors.setdefault((sig.entry, stream), [])
             if len(anchors) < MAX_ANCHORS:
                 anchors.append(lineno)
-        scan.first_hits.setdefault(pid, {}).setdefault(info.rank, hit)
+        per_rank = scan.first_hits.setdefault(pid, {})
+        if info.rank not in per_rank:
+            # only kept hits need the (look-back) chain walk
+            if sig.kind == "error":
+                _mark_chain(ctx, i, lineno, hit)
+            per_rank[info.rank] = hit
 
     def _on_internal(
         self,
@@ -280,6 +332,8 @@ class Engine:
         source: int,
         lineno: int,
     ) -> None:
+        if name in ("traceback", "exception"):
+            scan.last_trouble = max(scan.last_trouble, (source, lineno))
         if name == "traceback":
             scan.tracebacks += 1
         elif name == "exception":
@@ -350,9 +404,14 @@ class Engine:
                 first_error(e, self._error_pids(by_entry[e])).line,
             ),
         )
-        ranked = [e for e in ranked if scores[e] >= MIN_CONFIDENCE]
+        ranked = [
+            e
+            for e in ranked
+            if scores[e] >= MIN_CONFIDENCE and not self._recovered(scan, held, by_entry[e], e)
+        ]
         if not ranked:
             return self._no_match(scan, scores)
+        ranked = self._root_of_chain(held, by_entry, ranked, collateral)
         winner = ranked[0]
         entry = self.entries[winner]
 
@@ -370,6 +429,7 @@ class Engine:
             collateral_errors=collateral_errors,
             evidence=scan.evidence,
             ranks_seen=scan.ranks_seen,
+            unranked_roots=0 if collateral(winner) else self._unranked_occurrences(scan, winner),
         )
         if not scan.ranks_seen and rank is None:
             rank_reason = "single process"
@@ -425,6 +485,70 @@ class Engine:
             "encyclopedia_url": f"/encyclopedia/{entry['slug']}/",
             "catalogue_version": self.version,
         }
+
+    def _unranked_occurrences(self, scan: Scan, entry: int) -> int:
+        """How many separate exceptions of the entry were raised on lines that carry no rank."""
+        return len(scan.unranked_raises.get(entry, ()))
+
+    def _root_of_chain(
+        self,
+        held: dict[int, dict[int | None, Hit]],
+        by_entry: dict[int, list[int]],
+        ranked: list[int],
+        collateral: Any,
+    ) -> list[int]:
+        """Put first the entry whose error was the first exception of a chain.
+
+        When the leader's errors were all raised while handling an earlier exception, and
+        another root-cause entry matched that earlier exception, the earlier one is the cause
+        (the later one is the handler failing in turn: an emergency save, a fallback load).
+        """
+        leader = ranked[0]
+        if collateral(leader):
+            return ranked
+        hits = [h for p in self._error_pids(by_entry[leader]) for h in held[p].values()]
+        if not hits or any(h.chained is None for h in hits):
+            return ranked
+        for e in ranked[1:]:
+            if collateral(e):
+                continue
+            for p in self._error_pids(by_entry[e]):
+                for h in held[p].values():
+                    if any(
+                        h.source == c.source
+                        and c.chained is not None
+                        and c.chained[0] <= h.line < c.chained[1]
+                        for c in hits
+                    ):
+                        return [e] + [x for x in ranked if x != e]
+        return ranked
+
+    def _recovered(
+        self, scan: Scan, held: dict[int, dict[int | None, Hit]], pids: list[int], entry: int
+    ) -> bool:
+        """The entry's failure was reported and then the run carried on: it was caught.
+
+        Its last error line is followed by several progress lines and by no error, exception
+        or traceback of any kind, and its lines read as a failure report (a loss value or a
+        memory report that training went on after is still the class's evidence).
+        """
+        last = scan.last_error.get(entry)
+        if last is None or len(scan.sources) != 1 or last < scan.last_trouble:
+            return False
+        # the tail holds the non-empty ones of the log's last lines
+        training = sum(
+            bool(_TRAINING_LINE_RE.search(t[:400]))
+            for t, at in zip(scan.tail, scan.tail_at, strict=True)
+            if at > last
+        )
+        if training < RECOVERY_PROGRESS_LINES:
+            return False
+        hits = [h for p in self._error_pids(pids) for h in held[p].values()]
+        if len(scan.ranks_seen) > 1 and any(h.rank is not None for h in hits):
+            # progress lines carry no rank here: they may be other ranks running on for a
+            # while after this one failed
+            return False
+        return all(_FAILURE_WORDS_RE.search(h.text) for h in hits)
 
     def _error_pids(self, pids: list[int]) -> list[int]:
         errors = [p for p in pids if self.signals[p].kind == "error"]

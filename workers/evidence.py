@@ -21,12 +21,22 @@ HEAD_CHARS = 240
 
 _PROGRESS_RE = re.compile(r"^.{0,400}?\d(?:it/s|s/it)\]")
 _MARKDOWN_RE = re.compile(r"^(?:>\s?)+|^```\w*\s*$")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]{0,30}[A-Za-z]")
+# IPython / Jupyter tracebacks: "File ~/x.py:117, in AdamW._init_group(self, ...)", "Cell In[3],
+# line 9, in f(x)" and "----> 9 code": read as Python's "  File "x", line N, in name" frames.
+_IPY_FRAME_RE = re.compile(
+    r"^(?:File (?P<path>[^\n]{1,500}?):(?P<line>\d{1,7}), in "
+    r"(?:[\w.<>]{0,300}\.)?(?P<fn>[\w<>]{1,100})"
+    r"|Cell (?P<cell>In ?\[\d{1,6}\]), line (?P<cline>\d{1,7})(?:, in (?P<cfn>[\w<>]{1,100}))?)"
+)
+_IPY_ARROW_RE = re.compile(r"^-{1,8}> ?(?=\d)")
 _BOX_RE = re.compile(r"^[\s│┃|]*[│┃╭╰╮╯─━]+\s?")
 _BOX_TAIL_RE = re.compile(r"\s*[│┃]\s*$")
 
 _PREFIX_RE = re.compile(
     r"""^(?:
-        (?P<svc>[A-Za-z0-9_.<>-]{1,64}-\d{1,3})\s{1,24}\|\s?    # docker compose: name-1 |
+        \((?P<proc>[A-Za-z_]\w{0,63}\ pid=\d{1,9}(?:,\ ip=[^)\s]{1,64})?)\)\s    # Ray/vLLM worker
+      | (?P<svc>[A-Za-z0-9_.<>-]{1,64}-\d{1,3})\s{1,24}\|\s?    # docker compose: name-1 |
       | \[(?P<mpi>\d{1,5}),(?P<mpirank>\d{1,5})\]<std(?:out|err)>:\s?  # mpirun --tag-output
       | (?P<host>[A-Za-z0-9_.<>-]{1,64}):\s(?=\[(?:rank|default)\d)    # node-2: [rank9]:
       | (?P<pdsh><(?:HOST|IP)_\d{1,4}>|[A-Za-z][A-Za-z0-9_.-]{0,62}[0-9]):\s  # pdsh: worker-1: ...
@@ -34,6 +44,11 @@ _PREFIX_RE = re.compile(
     re.X,
 )
 _RANK_PREFIX_RE = re.compile(r"^\s?(?:\[(?:rank|default)(?P<r1>\d{1,5})\]:?\s?|(?P<r2>\d{1,5}):\s)")
+# A collector's time stamp in front of every line (`kubectl logs --timestamps`, docker
+# `--timestamps`, CI runners): taken off so rank prefixes and traceback lines read as usual.
+_TS_PREFIX_RE = re.compile(
+    r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?\s"
+)
 _GLUED_RE = re.compile(r"\[(?:rank|default)(\d{1,5})\]:\s?")
 _SOFT_RANK_RE = re.compile(
     r"(?i:\[rank[ :]{0,2}(?P<a>\d{1,5})\])|\brank=(?P<b>\d{1,5})\b|\b[Rr]ank (?P<c>\d{1,5}):|"
@@ -48,9 +63,13 @@ _ISO_RE = re.compile(
 )
 
 _TRACEBACKISH_RE = re.compile(
-    r"^(?:$|\s|Traceback \(most recent|During handling|The above exception|[\^~]|"
+    r"^(?:$|\s|Traceback \(most recent|During handling|The above exception|[\^~]|File \"|"
     r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit|Failure)\b|[│┃╭╰])"
 )
+# A frame line, indented or not (pasting into an issue form can strip the indentation; the
+# code line under an unindented frame then reads as part of the traceback through it).
+_FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]{1,500}", line \d')
+_CHAIN_RE = re.compile(r"During handling of the above exception|The above exception was the direct")
 _LAUNCHER_FIELD_RE = re.compile(r"^\s*(?:exitcode|traceback|error_file|time|host)\s*:")
 _LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
 
@@ -71,6 +90,8 @@ def clean_line(line: str) -> str:
     if "\r" in line:
         parts = [p for p in line.split("\r") if p.strip()]
         line = parts[-1] if parts else ""
+    if "\x1b[" in line:
+        line = _ANSI_RE.sub("", line)
     if line[:1] in ">`":
         line = _MARKDOWN_RE.sub("", line)
     if ("it/s]" in line or "s/it]" in line) and len(line) < 100_000:
@@ -88,15 +109,22 @@ def parse_line(raw: str) -> LineInfo:
     host: str | None = None
     rank: int | None = None
     explicit = False
+    stamp = _TS_PREFIX_RE.match(line)
+    if stamp:
+        line = line[stamp.end() :]
     m = _PREFIX_RE.match(line)
     if m:
-        if m.group("svc"):
-            host = m.group("svc")
+        if m.group("svc") or m.group("proc"):
+            host = m.group("svc") or m.group("proc")
         elif m.group("mpirank") is not None:
             rank, explicit = int(m.group("mpirank")), True
         else:
             host = m.group("host") or m.group("pdsh")
         line = line[m.end() :]
+        if not stamp:
+            stamp = _TS_PREFIX_RE.match(line)
+            if stamp:
+                line = line[stamp.end() :]
     if rank is None:
         m = _RANK_PREFIX_RE.match(line)
         if m:
@@ -113,6 +141,8 @@ def parse_line(raw: str) -> LineInfo:
         if m:
             rank, explicit = int(m.group(1)), True
             line = line[m.end() :]
+    if line[:1] in "FC-":
+        line = _ipython_frame(line)
     if line[:1] in "│┃╭╰" and len(line) < 10_000:
         # a rich box-drawn traceback: its frame lines read as indented frame lines
         line = "  " + _BOX_TAIL_RE.sub("", _BOX_RE.sub("", line))
@@ -121,7 +151,20 @@ def parse_line(raw: str) -> LineInfo:
         s = _SOFT_RANK_RE.search(head)
         if s:
             rank = int(next(g for g in s.groups() if g is not None))
-    return LineInfo(text=line, rank=rank, host=host, explicit=explicit, ts=parse_timestamp(head))
+    ts = parse_timestamp(stamp.group(0) if stamp else head)
+    return LineInfo(text=line, rank=rank, host=host, explicit=explicit, ts=ts)
+
+
+def _ipython_frame(line: str) -> str:
+    m = _IPY_FRAME_RE.match(line)
+    if m:
+        if m.group("path"):
+            return f'  File "{m.group("path")}", line {m.group("line")}, in {m.group("fn")}'
+        return (
+            f'  File "{m.group("cell")}", line {m.group("cline")}, in {m.group("cfn") or "<cell>"}'
+        )
+    m = _IPY_ARROW_RE.match(line)
+    return "    " + line[m.end() :] if m else line
 
 
 def parse_timestamp(head: str) -> float | None:
@@ -291,6 +334,41 @@ class LineContext:
                 return int(m.group(1))
         return None
 
+    def _in_traceback(self, j: int, text: str) -> bool:
+        if is_tracebackish(text):
+            return True
+        return j > 0 and bool(_FRAME_LINE_RE.match(self.parsed(j - 1).text))
+
+    def chained_after(self, i: int) -> tuple[int, int] | None:
+        """For an exception raised while handling another: (first line, chain marker) as offsets.
+
+        Walks back like `frames` over the traceback that ends at line i; when it passes a
+        "During handling of the above exception" / "The above exception was the direct cause"
+        line, line i belongs to a later exception of a chain. The result is (index of the
+        chain's first traceback line, index of the last marker passed), both relative to i as
+        negative offsets, or None when line i is not part of a later link.
+        """
+        me = self.resolve(i)
+        marker: int | None = None
+        start = i
+        for j in range(i - 1, max(-1, i - LOOKBACK_LINES), -1):
+            info = self.parsed(j)
+            if info.host != me.host:
+                continue
+            if me.explicit:
+                if info.rank != me.rank:
+                    continue
+            elif info.explicit:
+                break
+            if not self._in_traceback(j, info.text):
+                break
+            start = j
+            if marker is None and _CHAIN_RE.match(info.text):
+                marker = j
+        if marker is None:
+            return None
+        return start - i, marker - i
+
     def frames(self, i: int, limit: int = 200) -> list[str]:
         """The traceback lines of i's stream that end at line i (chained tracebacks included)."""
         me = self.resolve(i)
@@ -304,7 +382,7 @@ class LineContext:
                     continue
             elif info.explicit:
                 break
-            if not is_tracebackish(info.text):
+            if not self._in_traceback(j, info.text):
                 break
             out.append(info.text)
             if len(out) >= limit:

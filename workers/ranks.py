@@ -31,6 +31,8 @@ NAMED_RANK_RE = re.compile(
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
 LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
+# Beyond this a rank number is not taken to imply the ranks below it (bounded work).
+MAX_IMPLIED_RANK = 4096
 # The numbers that differ between ranks running the same collective at the same step.
 _FP_NOISE_RE = re.compile(r"SequenceNumber=\d+,?\s*")
 
@@ -93,6 +95,16 @@ class CrossRankEvidence:
             )
         )
 
+    def about_the_error(self) -> tuple[int, str] | None:
+        """The rank the error messages themselves single out (named, or the odd collective).
+
+        Unlike timeout counters this holds even when that rank printed nothing: the ranks that
+        did report describe what it was doing.
+        """
+        if len(self.named) == 1:
+            return next(iter(self.named)), "the error message names this rank"
+        return self._mismatch_outlier()
+
     def _mismatch_outlier(self) -> tuple[int, str] | None:
         by_rank: dict[int, Counter[str]] = {}
         for (rank, fp), n in self.mismatch.items():
@@ -150,6 +162,7 @@ def initiating_rank(
     collateral_errors: dict[int, FirstError],
     evidence: CrossRankEvidence,
     ranks_seen: set[int] | None = None,
+    unranked_roots: int = 0,
 ) -> tuple[int | None, str]:
     """The initiating rank and a short reason; (None, reason) when it cannot be told."""
     suspect = evidence.suspect()
@@ -157,9 +170,13 @@ def initiating_rank(
         only = next(iter(root_errors))
         return only, f"only rank {only} raised a root-cause error"
     if len(root_errors) > 1:
-        if suspect and suspect[0] in root_errors:
+        if suspect and (suspect[0] in root_errors or suspect == evidence.about_the_error()):
             return suspect
-        others = (set(ranks_seen or ()) | set(collateral_errors)) - set(root_errors)
+        known = set(ranks_seen or ()) | set(collateral_errors) | set(root_errors)
+        # ranks are numbered from 0: a gap below the highest rank seen is a rank that exists
+        # and raised nothing here, so the raisers are not "every rank"
+        implied = set(range(min(max(known), MAX_IMPLIED_RANK) + 1))
+        others = (known | implied) - set(root_errors)
         if not others and len({e.signal for e in root_errors.values()}) == 1:
             # the same error on every rank (a bad config, a missing build): who printed it first
             # is scheduling noise, not a cause
@@ -169,6 +186,10 @@ def initiating_rank(
         return rank, f"rank {rank} raised the first root-cause error (by {by})"
     if suspect:
         return suspect
+    if unranked_roots > 1:
+        # the root-cause error was raised several times on lines that name no rank: by more
+        # than one rank, so neither the silent rank nor the launcher's first exit says who
+        return None, f"the root-cause error appears {unranked_roots} times without a rank prefix"
     silent = set(ranks_seen or ()) - set(collateral_errors)
     if collateral_errors and len(silent) == 1:
         # every other rank timed out or lost its peer: the one that did not is where they waited
