@@ -447,8 +447,7 @@ class Engine:
             for e in ranked[1:]
             if collateral(e)
         ]
-        evidence = self._evidence(held, by_entry[winner], rank, scan.sources)
-        first = evidence[0]["text"] if evidence else ""
+        evidence, first = self._evidence(held, by_entry[winner], rank, scan.sources)
         root_cause = _first_sentence(str(entry.get("quick_answer") or entry["title"]))
         if rank is not None:
             root_cause += f" Rank {rank} failed first ({rank_reason})"
@@ -601,11 +600,14 @@ class Engine:
         pids: list[int],
         rank: int | None,
         sources: list[str],
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The evidence lines in log order, and the line of the strongest error signal: the one
+        the root cause quotes (the first line by position may be a frame above the error)."""
         chosen: dict[tuple[int, int], str] = {}
         order = sorted(
             pids, key=lambda p: (self.signals[p].kind != "error", -self.signals[p].weight)
         )
+        headline = ""
         for p in order:
             hits = held[p]
             hit = (
@@ -615,14 +617,17 @@ class Engine:
             )
             assert hit is not None
             chosen[(hit.source, hit.line)] = _short(hit.text)
+            headline = headline or chosen[(hit.source, hit.line)]
             if len(chosen) >= MAX_EVIDENCE:
                 break
         if len(sources) > 1:  # merged per-rank files: a line number needs its file
             return [
                 {"file": sources[src], "line": line, "text": text}
                 for (src, line), text in sorted(chosen.items())
-            ]
-        return [{"line": line, "text": text} for (_, line), text in sorted(chosen.items())]
+            ], headline
+        return [
+            {"line": line, "text": text} for (_, line), text in sorted(chosen.items())
+        ], headline
 
     def _no_match(self, scan: Scan, scores: dict[int, float]) -> Result:
         evidence = [

@@ -325,3 +325,24 @@ def test_an_error_line_without_traceback_is_diagnosed_and_asks_for_the_traceback
     assert result["failure"]["slug"] == "activation-oom"
     assert result["failure"]["confidence"] < 0.6
     assert any(fact.startswith("no traceback") for fact in result["missing_facts"])
+
+
+def test_the_root_cause_quotes_the_error_line_not_a_frame_above_it():
+    from workers.engine import get_engine
+
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/train.py", line 50, in forward\n'
+        "    h = self.enc(x)\n"
+        '  File "/srv/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 134,'
+        " in forward\n"
+        "    return F.linear(input, self.weight, self.bias)\n"
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x33 and 32x128)\n"
+    )
+
+    result = get_engine().diagnose([log])
+
+    assert result["failure"]["slug"] == "shape-mismatch"
+    assert result["root_cause"].endswith(
+        "First error: RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x33 and 32x128)"
+    )
