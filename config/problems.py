@@ -56,13 +56,10 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
     title = str(exc.default_detail) if exc.default_detail else "Error"
-    problem = problem_response(
-        response.status_code,
-        title,
-        response.data.get("detail", response.data)
-        if isinstance(response.data, dict) and "detail" in response.data
-        else response.data,
-    )
+    # DRF gives {"detail": "..."} for most errors and {field: [...]} for validation errors.
+    data = response.data
+    detail = data["detail"] if isinstance(data, dict) and "detail" in data else data
+    problem = problem_response(response.status_code, title, detail)
     for header, value in response.items():
         if header.lower() in ("www-authenticate", "retry-after", "allow"):
             problem[header] = value
