@@ -56,7 +56,10 @@ INTERNAL = {
     "enqueued": r"last enqueued NCCL work: -?\d+, last completed NCCL work",
     "mismatch": r"is running collective: CollectiveFingerPrint\(",
     "first_pg": r"First PG on this rank to signal dumping",
-    "named_rank": r"did not receive grad for rank \d|failed to pass monitoredBarrier",
+    "named_rank": (
+        r"did not receive grad for rank \d|failed to pass monitoredBarrier|"
+        r"waiting for send/recv from rank \d"
+    ),
     "launcher_rank": r"rank\s*:\s*\d+\s*\(local_rank",
 }
 # Rank markers, one pattern per rank number, reported once per chunk (Hyperscan SINGLEMATCH):
@@ -130,6 +133,9 @@ class Scan:
     # entry -> positions of its error lines that are a raised exception on an unranked line (not
     # the later link of a chain): several of them are several processes
     unranked_raises: dict[int, set[tuple[int, int]]] = field(default_factory=dict)
+    # positions of trouble lines (traceback / exception) after which training went on for at
+    # least RECOVERY_PROGRESS_LINES progress lines before the next trouble line
+    resumed_after: list[tuple[int, int]] = field(default_factory=list)
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -333,6 +339,7 @@ class Engine:
         lineno: int,
     ) -> None:
         if name in ("traceback", "exception"):
+            self._note_resumption(scan, ctx, i, source, lineno)
             scan.last_trouble = max(scan.last_trouble, (source, lineno))
         if name == "traceback":
             scan.tracebacks += 1
@@ -350,6 +357,26 @@ class Engine:
                         break
         else:
             scan.evidence.observe(info.rank, info.text)
+
+    def _note_resumption(
+        self, scan: Scan, ctx: LineContext, i: int, source: int, lineno: int
+    ) -> None:
+        """Remember the previous trouble line when training progress separates it from this one.
+
+        Only the look-back window is read (at most LOOKBACK_LINES lines, stopping at the
+        count needed), and only on trouble lines that follow a gap.
+        """
+        src, last = scan.last_trouble
+        gap = lineno - last - 1
+        if src != source or gap < RECOVERY_PROGRESS_LINES or len(scan.resumed_after) >= MAX_ANCHORS:
+            return
+        found = 0
+        for j in range(i - 1, max(-1, i - 1 - min(gap, LOOKBACK_LINES)), -1):
+            if _TRAINING_LINE_RE.search(ctx.lines[j][:400]):
+                found += 1
+                if found >= RECOVERY_PROGRESS_LINES:
+                    scan.resumed_after.append(scan.last_trouble)
+                    return
 
     def _held(self, scan: Scan) -> dict[int, dict[int | None, Hit]]:
         """Signal index -> first hit per rank, for every signal whose conditions held."""
@@ -409,6 +436,7 @@ class Engine:
             for e in ranked
             if scores[e] >= MIN_CONFIDENCE and not self._recovered(scan, held, by_entry[e], e)
         ]
+        ranked = self._drop_resumed(scan, held, by_entry, ranked, collateral)
         if not ranked:
             return self._no_match(scan, scores)
         ranked = self._root_of_chain(held, by_entry, ranked, collateral)
@@ -548,6 +576,53 @@ class Engine:
             # while after this one failed
             return False
         return all(_FAILURE_WORDS_RE.search(h.text) for h in hits)
+
+    def _drop_resumed(
+        self,
+        scan: Scan,
+        held: dict[int, dict[int | None, Hit]],
+        by_entry: dict[int, list[int]],
+        ranked: list[int],
+        collateral: Any,
+    ) -> list[int]:
+        """Drop an entry whose failure training went on after, when a later one ended the run.
+
+        A caught error (an OOM retried with a smaller batch, printed with its traceback) is
+        followed by progress lines and then by the error that really stopped the run: when
+        another root-cause entry's error comes after that resumption, the caught one is not
+        the cause. Same conditions as the recovery rule: one file, no rank on the error lines
+        of a multi-rank log, and lines that read as a failure report.
+        """
+        if len(scan.sources) != 1 or not scan.resumed_after or len(ranked) < 2:
+            return ranked
+        multi = len(scan.ranks_seen) > 1
+
+        def resumed(e: int) -> tuple[int, int] | None:
+            last = scan.last_error.get(e)
+            after = [p for p in scan.resumed_after if last is not None and p >= last]
+            if not after:
+                return None
+            hits = [h for p in self._error_pids(by_entry[e]) for h in held[p].values()]
+            if multi and any(h.rank is not None for h in hits):
+                return None
+            if not all(_FAILURE_WORDS_RE.search(h.text) for h in hits):
+                return None
+            return min(after)
+
+        dropped = set()
+        for e in ranked:
+            if collateral(e):
+                continue
+            resumption = resumed(e)
+            if resumption is None:
+                continue
+            later = any(
+                not collateral(x) and x != e and scan.last_error.get(x, (-1, -1)) > resumption
+                for x in ranked
+            )
+            if later:
+                dropped.add(e)
+        return [e for e in ranked if e not in dropped] if dropped else ranked
 
     def _error_pids(self, pids: list[int]) -> list[int]:
         errors = [p for p in pids if self.signals[p].kind == "error"]

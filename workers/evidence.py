@@ -36,6 +36,13 @@ _BOX_TAIL_RE = re.compile(r"\s*[│┃]\s*$")
 _PREFIX_RE = re.compile(
     r"""^(?:
         \((?P<proc>[A-Za-z_]\w{0,63}\ pid=\d{1,9}(?:,\ ip=[^)\s]{1,64})?)\)\s    # Ray/vLLM worker
+      | \([A-Za-z_][\w.-]{0,63},\ rank=(?P<skyrank>\d{1,5}),\ pid=\d{1,9}(?:,\ ip=[^)\s]{1,64})?\)\s
+                                                                # SkyPilot: (worker1, rank=1, pid=N)
+      | \[\d{1,5},mpirank:(?P<smrank>\d{1,5}),[^\]\s]{1,64}\]<std(?:out|err)>:\s?  # SageMaker MPI
+      | \[pod/(?P<pod>[^\]\s/]{1,128})/[^\]\s]{1,64}\]\s      # kubectl logs --prefix
+      | (?P<syslog>[A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d)\ [^\s:]{1,64}
+        \ (?P<unit>[\w.@-]{1,64}\[\d{1,9}\]):\s                  # journald / syslog
+      | \d{1,7}\.\d{1,3}s\t\d{1,7}\t                          # Kaggle log viewer: 12.3s<TAB>45<TAB>
       | (?P<svc>[A-Za-z0-9_.<>-]{1,64}-\d{1,3})\s{1,24}\|\s?    # docker compose: name-1 |
       | \[(?P<mpi>\d{1,5}),(?P<mpirank>\d{1,5})\]<std(?:out|err)>:\s?  # mpirun --tag-output
       | (?P<host>[A-Za-z0-9_.<>-]{1,64}):\s(?=\[(?:rank|default)\d)    # node-2: [rank9]:
@@ -54,10 +61,19 @@ _SOFT_RANK_RE = re.compile(
     r"(?i:\[rank[ :]{0,2}(?P<a>\d{1,5})\])|\brank=(?P<b>\d{1,5})\b|\b[Rr]ank (?P<c>\d{1,5}):|"
     r"^\[rank(?P<d>\d{1,5})\]\s|"
     # the launcher reporting a worker's exit speaks about that worker
-    r"\bfailed \(exitcode: -?\d+\) local_rank: (?P<e>\d{1,5})"
+    r"\bfailed \(exitcode: -?\d+\) local_rank: (?P<e>\d{1,5})|"
+    # so does srun about one of its tasks (with -l, task N is the line prefix `N: `)
+    r"\bsrun: error: [^\s:]{1,80}: task (?P<f>\d{1,5}): "
 )
 
 _GLOG_RE = re.compile(r"(?:^|\[)[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
+# Month first, as Python logging's "%m/%d/%Y %H:%M:%S" (accelerate, transformers examples) and
+# syslog's "Dec  1 10:41:07" print it.
+_US_RE = re.compile(r"(?<!\d)(\d\d)/(\d\d)/\d{4},? (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?!\d)")
+_SYSLOG_RE = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d):(\d\d):(\d\d)\b"
+)
+_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 _ISO_RE = re.compile(
     r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?!\d)"
 )
@@ -112,12 +128,15 @@ def parse_line(raw: str) -> LineInfo:
     stamp = _TS_PREFIX_RE.match(line)
     if stamp:
         line = line[stamp.end() :]
+    syslog_time: str | None = None
     m = _PREFIX_RE.match(line)
     if m:
-        if m.group("svc") or m.group("proc"):
-            host = m.group("svc") or m.group("proc")
-        elif m.group("mpirank") is not None:
-            rank, explicit = int(m.group("mpirank")), True
+        if m.group("svc") or m.group("proc") or m.group("pod") or m.group("unit"):
+            host = m.group("svc") or m.group("proc") or m.group("pod") or m.group("unit")
+            syslog_time = m.group("syslog")
+        elif (m.group("mpirank") or m.group("smrank") or m.group("skyrank")) is not None:
+            rank = int(m.group("mpirank") or m.group("smrank") or m.group("skyrank"))
+            explicit = True
         else:
             host = m.group("host") or m.group("pdsh")
         line = line[m.end() :]
@@ -152,6 +171,8 @@ def parse_line(raw: str) -> LineInfo:
         if s:
             rank = int(next(g for g in s.groups() if g is not None))
     ts = parse_timestamp(stamp.group(0) if stamp else head)
+    if ts is None and syslog_time:
+        ts = parse_timestamp(syslog_time)
     return LineInfo(text=line, rank=rank, host=host, explicit=explicit, ts=ts)
 
 
@@ -172,11 +193,13 @@ def parse_timestamp(head: str) -> float | None:
     m = _ISO_RE.search(head)
     if m:
         _, mo, d, h, mi, s, frac = m.groups()
-    else:
-        m = _GLOG_RE.search(head)
-        if not m:
-            return None
+    elif m := _GLOG_RE.search(head) or _US_RE.search(head):
         mo, d, h, mi, s, frac = m.groups()
+    elif m := _SYSLOG_RE.search(head):
+        month, d, h, mi, s = m.groups()
+        mo, frac = str(_MONTHS.index(month) + 1), None
+    else:
+        return None
     seconds = ((int(mo) * 32 + int(d)) * 24 + int(h)) * 3600 + int(mi) * 60 + int(s)
     return seconds + (float("0." + frac) if frac else 0.0)
 
@@ -363,7 +386,8 @@ class LineContext:
             if not self._in_traceback(j, info.text):
                 break
             start = j
-            if marker is None and _CHAIN_RE.match(info.text):
+            # lstrip: a paste indented as a markdown code block indents the marker too
+            if marker is None and _CHAIN_RE.match(info.text.lstrip()):
                 marker = j
         if marker is None:
             return None

@@ -26,13 +26,19 @@ MISMATCH_RE = re.compile(
 # Messages that name the rank they are about (DDP's unused parameters, monitored_barrier).
 NAMED_RANK_RE = re.compile(
     r"did not receive grad for rank (?P<rank>\d+)|"
-    r"\bRank (?P<rank2>\d+) failed to pass monitoredBarrier"
+    r"\bRank (?P<rank2>\d+) failed to pass monitoredBarrier|"
+    # a rank that reached the barrier reports the one it waited for
+    r"waiting for send/recv from rank (?P<rank3>\d+)"
 )
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
 LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
 # Beyond this a rank number is not taken to imply the ranks below it (bounded work).
 MAX_IMPLIED_RANK = 4096
+# Every rank raised the same error: a rank whose time stamp is this much earlier than all the
+# others failed first (the others hit the same condition later); closer than that, who printed
+# first is scheduling noise.
+DISTINCT_FIRST_SECONDS = 1.0
 # The numbers that differ between ranks running the same collective at the same step.
 _FP_NOISE_RE = re.compile(r"SequenceNumber=\d+,?\s*")
 
@@ -64,7 +70,7 @@ class CrossRankEvidence:
             fingerprint = _FP_NOISE_RE.sub("", m.group("fp"))
             self.mismatch[(int(m.group("rank")), fingerprint)] += 1
         for m in NAMED_RANK_RE.finditer(head):
-            self.named.add(int(m.group("rank") or m.group("rank2")))
+            self.named.add(int(next(g for g in m.groups() if g is not None)))
         if rank is None:
             return
         seq = SEQNUM_RE.search(head)
@@ -156,6 +162,15 @@ def earliest(errors: dict[int, FirstError]) -> int | None:
     return min(errors, key=lambda r: errors[r].order)
 
 
+def _clearly_first(errors: dict[int, FirstError]) -> int | None:
+    """The rank whose time stamp precedes every other one by DISTINCT_FIRST_SECONDS, if any."""
+    if len(errors) < 2 or any(e.ts is None for e in errors.values()):
+        return None
+    times = sorted((e.ts, r) for r, e in errors.items() if e.ts is not None)
+    (t0, rank), (t1, _) = times[0], times[1]
+    return rank if t1 - t0 >= DISTINCT_FIRST_SECONDS else None
+
+
 def initiating_rank(
     *,
     root_errors: dict[int, FirstError],
@@ -178,6 +193,9 @@ def initiating_rank(
         implied = set(range(min(max(known), MAX_IMPLIED_RANK) + 1))
         others = (known | implied) - set(root_errors)
         if not others and len({e.signal for e in root_errors.values()}) == 1:
+            first = _clearly_first(root_errors)
+            if first is not None:
+                return first, f"rank {first} raised the error first (by time, the others later)"
             # the same error on every rank (a bad config, a missing build): who printed it first
             # is scheduling noise, not a cause
             return None, "every rank raised the same error"
@@ -191,6 +209,11 @@ def initiating_rank(
         # than one rank, so neither the silent rank nor the launcher's first exit says who
         return None, f"the root-cause error appears {unranked_roots} times without a rank prefix"
     silent = set(ranks_seen or ()) - set(collateral_errors)
+    if len(collateral_errors) > 1 and not silent:
+        # ranks are numbered from 0: one gap below the highest rank that timed out is a rank
+        # that printed nothing at all (hung, or its output was lost)
+        top = min(max(set(ranks_seen or ()) | set(collateral_errors)), MAX_IMPLIED_RANK)
+        silent = set(range(top + 1)) - set(collateral_errors)
     if collateral_errors and len(silent) == 1:
         # every other rank timed out or lost its peer: the one that did not is where they waited
         rank = silent.pop()
