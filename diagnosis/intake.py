@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Protocol
 
 from config.problems import ApplicationError
@@ -31,13 +32,11 @@ def gunzip_if_needed(chunks: Iterable[bytes]) -> Iterator[bytes]:
     iterator = iter(chunks)
     first = next(iterator, b"")
     if not first.startswith(GZIP_MAGIC):
-        if first:
-            yield first
-        yield from iterator
+        yield from chain([first], iterator)
         return
     decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
-        for data in _prepend(first, iterator):
+        for data in chain([first], iterator):
             while data:
                 out = decompressor.decompress(data, READ_SIZE)
                 if out:
@@ -48,8 +47,3 @@ def gunzip_if_needed(chunks: Iterable[bytes]) -> Iterator[bytes]:
             yield tail
     except (zlib.error, gzip.BadGzipFile, EOFError) as exc:
         raise ApplicationError(f"The upload is not valid gzip: {exc}") from None
-
-
-def _prepend(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    yield from rest

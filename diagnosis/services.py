@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import chain
 from typing import Any
 
 from django.conf import settings
@@ -95,17 +96,13 @@ def submit_diagnosis(
     if _looks_binary(first):
         raise LogRejected("This looks like a binary file, not a text log.")
 
-    def all_chunks() -> Iterable[bytes]:
-        yield first
-        yield from iterator
-
     diagnosis_id = uuid.uuid4()
     store = get_store(settings.REDIS_URL)
     raw_key = staging_key(RAW, diagnosis_id)
     try:
         size = store.write(
             raw_key,
-            _limited(all_chunks(), settings.ROOTCAUSE_MAX_LOG_BYTES),
+            _limited(chain([first], iterator), settings.ROOTCAUSE_MAX_LOG_BYTES),
             ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS,
         )
         with transaction.atomic():
@@ -132,9 +129,8 @@ def submit_diagnosis(
 
 
 def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
-    from workers.tasks import (
-        pipeline_from,
-    )  # workers import this module; import here breaks the cycle
+    # workers.tasks imports this module; importing it here breaks the cycle.
+    from workers.tasks import pipeline_from
 
     pipeline_from(str(diagnosis_id), status).apply_async()
 
