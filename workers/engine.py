@@ -21,6 +21,8 @@ from encyclopedia.catalogue_files import catalogue_version, load_entries
 from workers.evidence import LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
 from workers.matching import CONFIRM_WINDOW, Matcher, Signal, signals_of
 from workers.ranks import (
+    CRASH_EXIT_RE,
+    DISTINCT_FIRST_SECONDS,
     LAUNCHER_RANK_RE,
     ROOT_CAUSE_HEAD,
     CrossRankEvidence,
@@ -344,6 +346,8 @@ class Engine:
         if name == "traceback":
             scan.tracebacks += 1
         elif name == "exception":
+            if info.rank is not None and CRASH_EXIT_RE.match(info.text):
+                scan.evidence.crashed.add(info.rank)
             if info.rank not in scan.exceptions:
                 scan.exceptions[info.rank] = Hit(
                     source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS]
@@ -440,6 +444,7 @@ class Engine:
         if not ranked:
             return self._no_match(scan, scores)
         ranked = self._root_of_chain(held, by_entry, ranked, collateral)
+        ranked = self._first_in_time(held, by_entry, ranked, collateral)
         winner = ranked[0]
         entry = self.entries[winner]
 
@@ -549,6 +554,53 @@ class Engine:
                     ):
                         return [e] + [x for x in ranked if x != e]
         return ranked
+
+    def _first_in_time(
+        self,
+        held: dict[int, dict[int | None, Hit]],
+        by_entry: dict[int, list[int]],
+        ranked: list[int],
+        collateral: Any,
+    ) -> list[int]:
+        """Put first the root-cause entry raised clearly earlier, on other ranks, than the leader.
+
+        Two different root-cause errors on different ranks of one job: the later one met a job
+        that was already failing (an emergency save filling the disk after another rank ran out
+        of memory), whatever the scores say. Only when every error of both carries a rank; by
+        time stamp when both have them (DISTINCT_FIRST_SECONDS apart), else by order when both
+        are in the same file.
+        """
+        leader = ranked[0]
+        if collateral(leader):
+            return ranked
+
+        def start(e: int) -> tuple[set[int], FirstError] | None:
+            pids = self._error_pids(by_entry[e])
+            if any(None in held[p] for p in pids):
+                return None
+            firsts = self._first_errors_by_rank(held, pids)
+            if not firsts:
+                return None
+            timed = all(fe.ts is not None for fe in firsts.values())
+            key = (lambda f: (f.ts, f.order)) if timed else (lambda f: (0.0, f.order))
+            return set(firsts), min(firsts.values(), key=key)
+
+        def earlier(a: FirstError, b: FirstError) -> bool:
+            if a.ts is not None and b.ts is not None:
+                return a.ts <= b.ts - DISTINCT_FIRST_SECONDS
+            if a.ts is None and b.ts is None:
+                return a.order[0] == b.order[0] and a.order < b.order
+            return False
+
+        lead = start(leader)
+        if lead is None:
+            return ranked
+        best, best_first = leader, lead[1]
+        for e in ranked[1:]:
+            other = None if collateral(e) else start(e)
+            if other and not other[0] & lead[0] and earlier(other[1], best_first):
+                best, best_first = e, other[1]
+        return [best] + [x for x in ranked if x != best]
 
     def _recovered(
         self, scan: Scan, held: dict[int, dict[int | None, Hit]], pids: list[int], entry: int

@@ -30,9 +30,19 @@ NAMED_RANK_RE = re.compile(
     # a rank that reached the barrier reports the one it waited for
     r"waiting for send/recv from rank (?P<rank3>\d+)"
 )
+# Errors that report absent peers (the store server waiting for clients, a store-based barrier
+# short of workers): the rank that prints one is the one that did arrive.
+PEER_REPORT_RE = re.compile(
+    r"waiting for clients\. \d+/\d+ clients joined|"
+    r"Timed out initializing process group in store based barrier"
+)
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
 LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
+# A launcher summary entry whose process died of a crash signal of its own (SIGILL, SIGBUS,
+# SIGFPE, SIGSEGV): that rank did not hang silently, even if it printed nothing. SIGABRT (the
+# NCCL watchdog), SIGKILL and SIGTERM (sent by the agent or the host) say nothing of the kind.
+CRASH_EXIT_RE = re.compile(r"^\s*exitcode\s*:\s*-(?:4|7|8|11)\b")
 # Beyond this a rank number is not taken to imply the ranks below it (bounded work).
 MAX_IMPLIED_RANK = 4096
 # Every rank raised the same error: a rank whose time stamp is this much earlier than all the
@@ -62,6 +72,7 @@ class CrossRankEvidence:
     first_pg: list[int] = field(default_factory=list)
     named: set[int] = field(default_factory=set)
     launcher_root: int | None = None
+    crashed: set[int] = field(default_factory=set)  # launcher summary: died of a crash signal
 
     def observe(self, rank: int | None, text: str) -> None:
         """Feed one line; only the patterns above are looked for, on a bounded head."""
@@ -118,7 +129,10 @@ class CrossRankEvidence:
         if len(by_rank) < 2:
             return None
         usual = Counter(fp for fps in by_rank.values() for fp in fps)
-        majority, _ = usual.most_common(1)[0]
+        (majority, n), *rest = usual.most_common(2)
+        if rest and rest[0][1] == n:
+            # two ranks that accuse each other (or a tie): nothing says which one is odd
+            return None
         odd = [r for r, fps in by_rank.items() if majority not in fps]
         if len(odd) == 1:
             return odd[0], f"rank {odd[0]} ran a different collective from the other ranks"
@@ -181,6 +195,11 @@ def initiating_rank(
 ) -> tuple[int | None, str]:
     """The initiating rank and a short reason; (None, reason) when it cannot be told."""
     suspect = evidence.suspect()
+    reporters = {r for r, e in root_errors.items() if PEER_REPORT_RE.search(e.text)}
+    if reporters and reporters == set(root_errors):
+        # every raiser reports peers that never came: they are witnesses, like a timeout
+        collateral_errors = {**root_errors, **collateral_errors}
+        root_errors = {}
     if len(root_errors) == 1:
         only = next(iter(root_errors))
         return only, f"only rank {only} raised a root-cause error"
@@ -208,12 +227,16 @@ def initiating_rank(
         # the root-cause error was raised several times on lines that name no rank: by more
         # than one rank, so neither the silent rank nor the launcher's first exit says who
         return None, f"the root-cause error appears {unranked_roots} times without a rank prefix"
-    silent = set(ranks_seen or ()) - set(collateral_errors)
+    if len(evidence.crashed) > 1:
+        # several processes died of a crash signal of their own: the launcher's order of exits
+        # does not say which crashed first
+        return None, f"the launcher reports ranks {sorted(evidence.crashed)} crashed"
+    silent = set(ranks_seen or ()) - set(collateral_errors) - evidence.crashed
     if len(collateral_errors) > 1 and not silent:
         # ranks are numbered from 0: one gap below the highest rank that timed out is a rank
         # that printed nothing at all (hung, or its output was lost)
         top = min(max(set(ranks_seen or ()) | set(collateral_errors)), MAX_IMPLIED_RANK)
-        silent = set(range(top + 1)) - set(collateral_errors)
+        silent = set(range(top + 1)) - set(collateral_errors) - evidence.crashed
     if collateral_errors and len(silent) == 1:
         # every other rank timed out or lost its peer: the one that did not is where they waited
         rank = silent.pop()

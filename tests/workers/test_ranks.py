@@ -177,3 +177,54 @@ def test_nothing_to_go_on():
         root_errors={}, collateral_errors={0: fe(1), 1: fe(2)}, evidence=CrossRankEvidence()
     )
     assert rank is None
+
+
+def test_two_ranks_that_accuse_each_other_name_no_rank():
+    a = "CollectiveFingerPrint(SequenceNumber=31, OpType=ALLREDUCE, TensorShape=[1024])"
+    b = "CollectiveFingerPrint(SequenceNumber=31, OpType=ALLREDUCE, TensorShape=[1000])"
+    ev = observe(
+        [
+            (
+                0,
+                f"Mismatch. Rank 0 is running collective: {a}, but Rank 1 is running collective: {b}",
+            ),
+            (
+                1,
+                f"Mismatch. Rank 1 is running collective: {b}, but Rank 0 is running collective: {a}",
+            ),
+        ]
+    )
+    assert ev.suspect() is None
+    rank, _ = initiating_rank(root_errors={0: fe(1), 1: fe(2)}, collateral_errors={}, evidence=ev)
+    assert rank is None
+
+
+def test_a_rank_that_crashed_with_a_signal_is_not_silent():
+    ev = CrossRankEvidence(launcher_root=1, crashed={0, 1})
+    rank, reason = initiating_rank(
+        root_errors={}, collateral_errors={1: fe(5)}, evidence=ev, ranks_seen={0, 1}
+    )
+    assert rank is None
+    assert "crashed" in reason
+
+
+def test_silent_rank_skips_one_that_crashed():
+    ev = CrossRankEvidence(crashed={3})
+    rank, _ = initiating_rank(
+        root_errors={},
+        collateral_errors={0: fe(1), 1: fe(2), 4: fe(3)},
+        evidence=ev,
+        ranks_seen={0, 1, 2, 3, 4},
+    )
+    assert rank == 2
+
+
+def test_a_rank_reporting_absent_peers_is_a_witness():
+    text = "DistStoreError: Timed out after 1801 seconds waiting for clients. 3/4 clients joined."
+    rank, _ = initiating_rank(
+        root_errors={0: FirstError(None, (0, 1), 1, text, "store")},
+        collateral_errors={},
+        evidence=CrossRankEvidence(),
+        ranks_seen={0},
+    )
+    assert rank is None
