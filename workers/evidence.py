@@ -10,7 +10,7 @@ mix them; logging headers (`rank=2`, `[Rank 1]`) give a weaker, in-text rank.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
@@ -371,20 +371,9 @@ class LineContext:
         chain's first traceback line, index of the last marker passed), both relative to i as
         negative offsets, or None when line i is not part of a later link.
         """
-        me = self.resolve(i)
         marker: int | None = None
         start = i
-        for j in range(i - 1, max(-1, i - LOOKBACK_LINES), -1):
-            info = self.parsed(j)
-            if info.host != me.host:
-                continue
-            if me.explicit:
-                if info.rank != me.rank:
-                    continue
-            elif info.explicit:
-                break
-            if not self._in_traceback(j, info.text):
-                break
+        for j, info in self._traceback_before(i):
             start = j
             # lstrip: a paste indented as a markdown code block indents the marker too
             if marker is None and _CHAIN_RE.match(info.text.lstrip()):
@@ -395,8 +384,17 @@ class LineContext:
 
     def frames(self, i: int, limit: int = 200) -> list[str]:
         """The traceback lines of i's stream that end at line i (chained tracebacks included)."""
-        me = self.resolve(i)
         out: list[str] = []
+        for _, info in self._traceback_before(i):
+            out.append(info.text)
+            if len(out) >= limit:
+                break
+        return out
+
+    def _traceback_before(self, i: int) -> Iterator[tuple[int, LineInfo]]:
+        """Walks back from line i over the traceback lines of i's own stream (its host and rank;
+        other streams' lines interleaved with it are skipped), nearest first."""
+        me = self.resolve(i)
         for j in range(i - 1, max(-1, i - LOOKBACK_LINES), -1):
             info = self.parsed(j)
             if info.host != me.host:
@@ -405,10 +403,7 @@ class LineContext:
                 if info.rank != me.rank:
                     continue
             elif info.explicit:
-                break
+                return
             if not self._in_traceback(j, info.text):
-                break
-            out.append(info.text)
-            if len(out) >= limit:
-                break
-        return out
+                return
+            yield j, info
