@@ -22,6 +22,7 @@ import httpx
 import typer
 
 from workers.engine import Engine, get_engine
+from workers.remediation import remediation_for
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -101,17 +102,28 @@ def diagnose_path(path: str, engine: Engine) -> dict[str, Any]:
     """What `diagnose --offline` computes for one file (also used by `make eval`)."""
     counts: dict[str, int] = {}
     result = engine.diagnose(masked_chunks(raw_pieces(path), counts))
-    result["masking"] = counts
-    result["file"] = path
-    return result
+    return _completed(result, engine, counts, path)
 
 
 def diagnose_merged(paths: list[str], engine: Engine) -> dict[str, Any]:
     counts: dict[str, int] = {}
     sources = [(p, masked_chunks(raw_pieces(p), counts)) for p in paths]
     result = engine.diagnose_sources(sources)
+    return _completed(result, engine, counts, ",".join(paths))
+
+
+def _completed(
+    result: dict[str, Any], engine: Engine, counts: dict[str, int], name: str
+) -> dict[str, Any]:
+    """Stage 3 offline: the fix is always included on the user's own machine."""
+    failure = result.get("failure")
+    remediation = (
+        remediation_for(engine.by_slug[failure["slug"]], include_fix=True) if failure else None
+    )
+    if remediation:
+        result["remediation"] = remediation
     result["masking"] = counts
-    result["file"] = ",".join(paths)
+    result["file"] = name
     return result
 
 

@@ -29,7 +29,6 @@ from workers.ranks import (
     FirstError,
     initiating_rank,
 )
-from workers.remediation import fixes_included, remediation_for
 
 Entry = dict[str, Any]
 Result = dict[str, Any]
@@ -512,7 +511,6 @@ class Engine:
             "ranks": ranks,
             "collateral": collateral_list,
             "evidence": evidence,
-            "remediation": remediation_for(entry, include_fix=fixes_included(None)),
             "missing_facts": missing,
             "encyclopedia_url": f"/encyclopedia/{entry['slug']}/",
             "catalogue_version": self.version,
@@ -778,7 +776,6 @@ class Engine:
             "ranks": [],
             "collateral": [],
             "evidence": evidence,
-            "remediation": None,
             "missing_facts": missing,
             "encyclopedia_url": None,
             "catalogue_version": self.version,

@@ -82,8 +82,6 @@ def run_remediate(claim: services.Claim) -> bool:
     )
     if remediation:
         result["remediation"] = remediation
-    else:
-        result.pop("remediation", None)
     completed = services.complete_stage(claim, fields={"result": result})
     if completed:
         get_store(settings.REDIS_URL).delete(staging_key(MASKED, str(diagnosis.id)))

@@ -1,7 +1,8 @@
-"""Remediation lookup: the entry's fix steps, command and verification command.
+"""Remediation lookup (stage 3): the entry's fix steps, command and verification command.
 
-Whether fix steps are shown follows the caller's trust tier; the gate lives here, in
-`fixes_included`, so that the tier rules arrive in one place.
+Whether fix steps are included follows the caller's trust tier. The service asks
+`billing_tiers.selectors.includes_fix_steps` (the one gate); the offline CLI includes them, since it
+runs on the user's own machine with the catalogue shipped in the package.
 """
 
 from __future__ import annotations
@@ -9,11 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 Entry = dict[str, Any]
-
-
-def fixes_included(tier: str | None) -> bool:
-    """Every tier sees fixes until the tier rules land (DESIGN.md: anonymous will not)."""
-    return True
 
 
 def remediation_for(entry: Entry, *, include_fix: bool) -> dict[str, Any] | None:

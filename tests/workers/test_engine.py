@@ -4,6 +4,7 @@ import pytest
 
 from tests.workers.fixture_catalogue import entries
 from workers.engine import Engine
+from workers.remediation import remediation_for
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +40,11 @@ def test_single_process_oom_in_optimizer(engine):
         "line": 7,
         "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.",
     }
-    assert result["remediation"]["command"] == "fix-optimizer-oom --now"
-    assert result["remediation"]["verification_command"] == "verify-optimizer-oom"
+    remediation = remediation_for(engine.by_slug["optimizer-oom"], include_fix=True)
+    assert remediation is not None
+    assert remediation["command"] == "fix-optimizer-oom --now"
+    assert remediation["verification_command"] == "verify-optimizer-oom"
+    assert "remediation" not in result  # stage 3 adds it, gated by the caller's tier
     assert result["catalogue_version"] == engine.version
     assert result["encyclopedia_url"] == "/encyclopedia/optimizer-oom/"
     # the support signal within 3 lines raised the score above the error signal alone
