@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from workers.cli import InputError, diagnose_path
-from workers.engine import Engine, get_engine
+from rootcause.cli import InputError, diagnose_path
+from rootcause.engine import Engine, get_engine
 
 
 def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:

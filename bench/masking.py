@@ -55,7 +55,7 @@ def peak_rss_mb() -> float:
 
 
 def _child(config: str, path: str) -> dict[str, Any]:
-    from workers.masking import Masker, iter_line_chunks
+    from rootcause.masking import Masker, iter_line_chunks
 
     cap_bytes, cap_seconds = _CAPS[config]
     chunk_size = 64 * 1024 if config == "presidio-default" else 1 << 20
@@ -92,8 +92,8 @@ def _processor(config: str, masker: Any) -> Any:
 
     anonymizer = AnonymizerEngine()
     if config == "ours-via-presidio":
-        from workers.masking.patterns import ENTITIES
-        from workers.masking.recognizer import build_analyzer
+        from rootcause.masking.patterns import ENTITIES
+        from rootcause.masking.recognizer import build_analyzer
 
         analyzer = build_analyzer()
         operators = {

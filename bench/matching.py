@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from bench.genlog import generate_log
-from encyclopedia.catalogue_files import load_entries
-from workers.engine import Engine
+from rootcause.catalogue import load_entries
+from rootcause.engine import Engine
 
 MB = 1_000_000
 CHUNK = 1 << 20
@@ -93,8 +93,8 @@ def peak_rss_mb(size_mb: int, *, masking: bool = False) -> float:
     masked = "(Masker().mask(c) for c in chunks)" if masking else "chunks"
     code = (
         "from bench.matching import generate\n"
-        "from workers.engine import get_engine\n"
-        "from workers.masking import Masker, iter_line_chunks\n"
+        "from rootcause.engine import get_engine\n"
+        "from rootcause.masking import Masker, iter_line_chunks\n"
         f"chunks = iter_line_chunks(generate({size_mb * MB}))\n"
         f"get_engine().diagnose({masked})\n"
         "status = open('/proc/self/status').read()\n"

@@ -21,8 +21,8 @@ from django.utils import timezone
 from accounts.models import Organization
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis.models import Diagnosis
-from workers.masking import Masker
-from workers.staging import RAW, get_store, staging_key
+from diagnosis.staging import RAW, get_store, staging_key
+from rootcause.masking import Masker
 
 logger = logging.getLogger(__name__)
 

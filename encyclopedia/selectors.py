@@ -15,7 +15,7 @@ from config.problems import PayloadTooLarge
 from encyclopedia.models import CatalogueVersion, Entry
 
 if TYPE_CHECKING:
-    from workers.engine import Engine
+    from rootcause.engine import Engine
 
 # Pasted error text is matched in the web process; bound it so one request cannot hold a worker
 # for long. Full logs go through the diagnosis pipeline instead.
@@ -137,7 +137,7 @@ def current_engine() -> Engine:
     Search and the pipeline's workers share it; one query per call tells whether an admin edit
     made a new version. Before the first `load_catalogue` the shipped files are used.
     """
-    from workers.engine import Engine, get_engine  # heavy to import; pages without search skip it
+    from rootcause.engine import Engine, get_engine  # heavy to import; pages without search skip it
 
     version = current_version()
     if not version:

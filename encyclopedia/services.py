@@ -9,9 +9,9 @@ from typing import Any
 from django.db import transaction
 
 from config.problems import ApplicationError
-from encyclopedia import catalogue_files
 from encyclopedia.models import CatalogueVersion, Entry
 from encyclopedia.selectors import current_version
+from rootcause import catalogue as catalogue_files
 
 
 @dataclass

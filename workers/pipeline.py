@@ -16,10 +16,10 @@ from django.conf import settings
 from billing_tiers.selectors import includes_fix_steps
 from diagnosis import services
 from diagnosis.models import Diagnosis
+from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from encyclopedia.selectors import current_engine
-from workers.masking import Masker, iter_line_chunks
-from workers.remediation import remediation_for
-from workers.staging import MASKED, RAW, get_store, staging_key
+from rootcause.masking import Masker, iter_line_chunks
+from rootcause.remediation import remediation_for
 
 logger = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.test import override_settings
 
 from diagnosis.models import Diagnosis
+from diagnosis.staging import MASKED, RAW, staging_key
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
-from workers.staging import MASKED, RAW, staging_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from diagnosis.models import Diagnosis
+from rootcause.cli import app
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
-from workers.cli import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from encyclopedia.catalogue_files import CATALOGUE_DIR, load_entries, validate_entry
+from rootcause.catalogue import CATALOGUE_DIR, load_entries, validate_entry
 
 # The failure classes of shared/taxonomy.yaml; a copy, because a clone of the project has no
 # shared/ folder next to it. The catalogue may hold more entries, never fewer.

@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 
 from config.problems import ApplicationError
-from encyclopedia import catalogue_files, selectors, services
+from encyclopedia import selectors, services
 from encyclopedia.models import CatalogueVersion, Entry
+from rootcause import catalogue as catalogue_files
 from tests.encyclopedia.conftest import make_entry
 from tests.encyclopedia.test_catalogue_files import TAXONOMY_SLUGS
 

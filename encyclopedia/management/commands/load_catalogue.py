@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from encyclopedia import services
-from encyclopedia.catalogue_files import CatalogueError
+from rootcause.catalogue import CatalogueError
 
 
 class Command(BaseCommand):

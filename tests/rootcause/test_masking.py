@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from workers.masking import Masker
+from rootcause.masking import Masker
 
 HF = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3f"
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from workers.masking import Masker, iter_line_chunks
+from rootcause.masking import Masker, iter_line_chunks
 
 HF = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3f"
 
@@ -89,7 +89,7 @@ def test_iterable_with_one_huge_piece_is_sliced() -> None:
 MEMORY_PROBE = """
 from bench.masking import peak_rss_mb
 from bench.genlog import generate_log
-from workers.masking import Masker, iter_line_chunks
+from rootcause.masking import Masker, iter_line_chunks
 masker = Masker(secret=b"k")
 before = 0
 for i, chunk in enumerate(iter_line_chunks(generate_log(30 << 20, seed=7))):

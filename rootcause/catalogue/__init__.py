@@ -1,4 +1,4 @@
-"""The catalogue as data files: load and validate `catalogue/*.yaml` without Django.
+"""The catalogue as data files: load and validate `entries/*.yaml` without Django.
 
 The matching engine, the offline CLI and `manage.py load_catalogue` all read the catalogue through
 this module, so the files in the repository are the single source of the shipped catalogue.
@@ -15,8 +15,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-CATALOGUE_DIR = Path(__file__).resolve().parent / "catalogue"
-SCHEMA_PATH = Path(__file__).resolve().parent / "catalogue_schema.json"
+CATALOGUE_DIR = Path(__file__).resolve().parent / "entries"
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema.json"
 
 Entry = dict[str, Any]
 

@@ -4,7 +4,7 @@ Plain Python (no Django): Hyperscan finds every candidate in one pass, bounded P
 confirm them, and replacements keep what a diagnosis needs (library frames, shapes, ranks).
 """
 
-from workers.masking.chunks import iter_line_chunks
-from workers.masking.masker import Masker
+from rootcause.masking.chunks import iter_line_chunks
+from rootcause.masking.masker import Masker
 
 __all__ = ["Masker", "iter_line_chunks"]

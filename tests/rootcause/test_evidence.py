@@ -1,6 +1,6 @@
 import pytest
 
-from workers.evidence import ChunkLines, LineContext, clean_line, parse_line, parse_timestamp
+from rootcause.evidence import ChunkLines, LineContext, clean_line, parse_line, parse_timestamp
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from workers.cli import diagnose_path
-from workers.engine import get_engine
+from rootcause.cli import diagnose_path
+from rootcause.engine import get_engine
 
 LOGS = Path(__file__).resolve().parents[1] / "logs"
 CASES = sorted(LOGS.glob("*/*.log"))

@@ -1,9 +1,9 @@
 import pytest
 
-from encyclopedia.catalogue_files import load_entries
-from tests.workers.fixture_catalogue import entries
-from workers.engine import Engine
-from workers.matching import Matcher, PatternError, check_pattern, parse_numeric, to_number
+from rootcause.catalogue import load_entries
+from rootcause.engine import Engine
+from rootcause.matching import Matcher, PatternError, check_pattern, parse_numeric, to_number
+from tests.rootcause.fixture_catalogue import entries
 
 
 def test_every_catalogue_pattern_compiles_in_one_engine():

@@ -2,9 +2,9 @@ import time
 
 import pytest
 
-from tests.workers.fixture_catalogue import entries
-from workers.engine import Engine
-from workers.remediation import remediation_for
+from rootcause.engine import Engine
+from rootcause.remediation import remediation_for
+from tests.rootcause.fixture_catalogue import entries
 
 
 @pytest.fixture(scope="module")
@@ -315,7 +315,7 @@ def test_merged_files_without_prefixes_take_their_rank_from_the_name(engine):
 
 
 def test_an_error_line_without_traceback_is_diagnosed_and_asks_for_the_traceback():
-    from workers.engine import get_engine
+    from rootcause.engine import get_engine
 
     log = (
         "Epoch 1:  12%|#2        | 120/1000 [00:41<05:03,  2.90it/s, loss=2.31]\n"
@@ -332,7 +332,7 @@ def test_an_error_line_without_traceback_is_diagnosed_and_asks_for_the_traceback
 
 
 def test_the_root_cause_quotes_the_error_line_not_a_frame_above_it():
-    from workers.engine import get_engine
+    from rootcause.engine import get_engine
 
     log = (
         "Traceback (most recent call last):\n"

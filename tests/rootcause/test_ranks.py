@@ -1,4 +1,4 @@
-from workers.ranks import CrossRankEvidence, FirstError, initiating_rank
+from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank
 
 
 def fe(line, ts=None, source=0, signal="sig"):

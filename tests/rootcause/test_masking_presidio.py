@@ -6,8 +6,8 @@ from pathlib import Path
 
 from presidio_analyzer import EntityRecognizer
 
-from workers.masking import Masker
-from workers.masking.recognizer import HyperscanRecognizer, build_analyzer
+from rootcause.masking import Masker
+from rootcause.masking.recognizer import HyperscanRecognizer, build_analyzer
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = (
@@ -56,8 +56,8 @@ socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
-from workers.masking import Masker, iter_line_chunks
-from workers.masking.recognizer import build_analyzer
+from rootcause.masking import Masker, iter_line_chunks
+from rootcause.masking.recognizer import build_analyzer
 from presidio_analyzer.predefined_recognizers import EmailRecognizer
 text = "mail bob@corp.example.com on host node-1.example.com 10.0.0.9\\n"
 out = Masker(secret=b"k").mask(text)

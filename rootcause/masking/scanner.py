@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import hyperscan
 
-from workers.masking.patterns import (
+from rootcause.masking.patterns import (
     PRIVATE_KEY_BEGIN,
     PRIVATE_KEY_END,
     SPECS,

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from encyclopedia.catalogue_files import catalogue_version, load_entries
-from workers.evidence import LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
-from workers.matching import CONFIRM_WINDOW, Matcher, Signal, signals_of
-from workers.ranks import (
+from rootcause.catalogue import catalogue_version, load_entries
+from rootcause.evidence import LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
+from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal, signals_of
+from rootcause.ranks import (
     CRASH_EXIT_RE,
     DISTINCT_FIRST_SECONDS,
     LAUNCHER_RANK_RE,

@@ -18,7 +18,8 @@ import hmac
 import os
 from collections import Counter
 
-from workers.masking.engine import (
+from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
+from rootcause.masking.scanner import (
     Candidate,
     Database,
     find_candidates,
@@ -27,7 +28,6 @@ from workers.masking.engine import (
     learned_database,
     resolve,
 )
-from workers.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
 
 # Learned host and user names are masked wherever they reappear in the log (a bucket named
 # after the user, a short host name in a message); cap the literal database.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workers.masking.validators import (
+from rootcause.masking.validators import (
     Validator,
     validate_assignment,
     validate_card,

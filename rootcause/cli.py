@@ -21,8 +21,8 @@ from typing import Annotated, Any
 import httpx
 import typer
 
-from workers.engine import Engine, get_engine
-from workers.remediation import remediation_for
+from rootcause.engine import Engine, get_engine
+from rootcause.remediation import remediation_for
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -89,7 +89,7 @@ def _rest(stream: Any, first: bytes, name: str) -> Iterator[bytes]:
 
 def masked_chunks(pieces: Iterable[bytes], counts: dict[str, int]) -> Iterator[str]:
     """Line-aligned masked chunks; `counts` receives the masking counts as masking goes."""
-    from workers.masking import Masker, iter_line_chunks
+    from rootcause.masking import Masker, iter_line_chunks
 
     masker = Masker()
     for chunk in iter_line_chunks(pieces):

@@ -4,9 +4,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import workers.cli
-from tests.workers.fixture_catalogue import entries
-from workers.engine import Engine
+import rootcause.cli
+from rootcause.engine import Engine
+from tests.rootcause.fixture_catalogue import entries
 
 LOG = (
     "[rank0]: step 1 loss 2.0\n"
@@ -19,12 +19,12 @@ LOG = (
 @pytest.fixture
 def runner(monkeypatch):
     engine = Engine(entries())
-    monkeypatch.setattr(workers.cli, "get_engine", lambda: engine)
+    monkeypatch.setattr(rootcause.cli, "get_engine", lambda: engine)
     return CliRunner()
 
 
 def invoke(runner, *args, **kwargs):
-    return runner.invoke(workers.cli.app, list(args), **kwargs)
+    return runner.invoke(rootcause.cli.app, list(args), **kwargs)
 
 
 def test_without_offline_a_service_is_required(runner, tmp_path):
@@ -136,7 +136,7 @@ def test_main_uses_the_shipped_catalogue(tmp_path, capsys, monkeypatch):
     )
     monkeypatch.setattr("sys.argv", ["rootcause", "diagnose", "--offline", "--json", str(log)])
     with pytest.raises(SystemExit) as exit_info:
-        workers.cli.main()
+        rootcause.cli.main()
     assert exit_info.value.code == 0
     row = json.loads(capsys.readouterr().out)
     assert row["failure"]["slug"] == "shape-mismatch"

@@ -1,9 +1,9 @@
 """Second round of unseen log shapes: srun task reports, ranks that printed nothing, ranks that
 raised the same error at clearly different times, peers naming the rank they waited for."""
 
-from workers.engine import get_engine
-from workers.evidence import parse_line
-from workers.ranks import CrossRankEvidence, FirstError, initiating_rank
+from rootcause.engine import get_engine
+from rootcause.evidence import parse_line
+from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank
 
 
 def fe(line: int, ts: float | None = None, signal: str = "sig") -> FirstError:

@@ -16,13 +16,13 @@ from presidio_analyzer import (
 )
 from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
 
-from workers.masking.engine import (
+from rootcause.masking.patterns import ENTITIES
+from rootcause.masking.scanner import (
     Candidate,
     find_candidates,
     find_private_keys,
     resolve,
 )
-from workers.masking.patterns import ENTITIES
 
 _SCORE = 0.9
 

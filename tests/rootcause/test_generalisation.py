@@ -1,9 +1,9 @@
 """Log shapes met on unseen logs: collectors' prefixes, notebook and pasted tracebacks, chains,
 recovered errors, and rank evidence that only peers report."""
 
-from workers.engine import get_engine
-from workers.evidence import LineContext, parse_line
-from workers.ranks import CrossRankEvidence, FirstError, initiating_rank
+from rootcause.engine import get_engine
+from rootcause.evidence import LineContext, parse_line
+from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank
 
 
 def test_collector_timestamp_is_taken_off_and_kept_as_time():
