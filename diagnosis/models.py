@@ -7,25 +7,20 @@ from django.conf import settings
 from django.db import models
 
 from accounts.models import Organization
+from diagnosis.stages import ACTIVE_STATUSES, Status
 
 
 class Diagnosis(models.Model):
     """One submitted log and what the pipeline made of it. Never holds the raw log."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        MASKING = "masking"
-        MATCHING = "matching"
-        REMEDIATING = "remediating"
-        DONE = "done"
-        FAILED = "failed"
+    # The statuses and their order come from the stage table.
+    Status = Status
+    ACTIVE_STATUSES = ACTIVE_STATUSES
 
     class Source(models.TextChoices):
         WEB = "web"
         API = "api"
         CLI = "cli"
-
-    ACTIVE_STATUSES = (Status.QUEUED, Status.MASKING, Status.MATCHING, Status.REMEDIATING)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(

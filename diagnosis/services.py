@@ -12,6 +12,8 @@ from datetime import timedelta
 from itertools import chain
 from typing import Any
 
+import celery
+from celery.canvas import Signature
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -21,19 +23,13 @@ from django.utils import timezone
 from accounts.models import Organization
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis.models import Diagnosis
+from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
 from diagnosis.staging import RAW, get_store, staging_key
 from rootcause.masking import Masker
 
 logger = logging.getLogger(__name__)
 
 Status = Diagnosis.Status
-
-# Where each stage hands the row on to, and how far along the pipeline that is.
-NEXT_STATUS = {
-    Status.MASKING: (Status.MATCHING, 40),
-    Status.MATCHING: (Status.REMEDIATING, 80),
-    Status.REMEDIATING: (Status.DONE, 100),
-}
 
 
 def masking_secret(diagnosis_id: uuid.UUID | str) -> bytes:
@@ -128,10 +124,20 @@ def submit_diagnosis(
     return diagnosis, True
 
 
-def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
-    # workers.tasks imports this module; importing it here breaks the cycle.
-    from workers.tasks import pipeline_from
+def pipeline_from(diagnosis_id: str, status: str) -> Signature:
+    """The chain of the stages still ahead of a diagnosis in `status`, named by task.
 
+    Tasks are named, not imported: `workers/` sits above this app and registers them.
+    """
+    return celery.chain(
+        *(
+            celery.signature(s.task, args=(diagnosis_id,), immutable=True)
+            for s in stages_from(status)
+        )
+    )
+
+
+def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
     pipeline_from(str(diagnosis_id), status).apply_async()
 
 
@@ -157,11 +163,11 @@ def claim_stage(*, diagnosis_id: str, stage: str) -> Claim | Busy | None:
     """
     now = timezone.now()
     token = uuid.uuid4()
-    waiting_for = Q(status=stage) & (Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
-    if stage == Status.MASKING:
-        waiting_for |= Q(status=Status.QUEUED)
+    waiting_for = Q(status__in=may_claim(stage_of(stage))) & (
+        Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
+    )
     # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
-    max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(NEXT_STATUS)
+    max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)
     claimed = Diagnosis.objects.filter(
         waiting_for, id=diagnosis_id, attempts__lt=max_attempts
     ).update(
@@ -188,10 +194,11 @@ def claim_stage(*, diagnosis_id: str, stage: str) -> Claim | Busy | None:
 
 def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> bool:
     """Hands the diagnosis on to the next stage, only if this claim still holds the lease."""
-    next_status, progress = NEXT_STATUS[Status(claim.diagnosis.status)]
+    stage = stage_of(claim.diagnosis.status)
+    next_status = status_after(stage)
     values: dict[str, Any] = {
         "status": next_status,
-        "progress": progress,
+        "progress": stage.percent_done,
         "lease_expires_at": None,
         "lease_token": None,
         "updated_at": timezone.now(),

@@ -1,4 +1,4 @@
-"""The three stages run by the Celery tasks: what each reads, computes and hands on.
+"""What each stage of the pipeline reads, computes and hands on; the Celery tasks run these.
 
 Each stage reads its input by diagnosis id, holds a lease on the row while it works, and writes
 only if it still holds the lease, so a stage that runs twice (a redelivered task, the sweeper) or a
@@ -8,22 +8,20 @@ worker killed half-way never loses or duplicates a diagnosis.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
 
 from billing_tiers.selectors import includes_fix_steps
 from diagnosis import services
-from diagnosis.models import Diagnosis
+from diagnosis.stages import Status
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from encyclopedia.selectors import current_engine
 from rootcause.masking import Masker, iter_line_chunks
 from rootcause.remediation import remediation_for
 
 logger = logging.getLogger(__name__)
-
-Status = Diagnosis.Status
 
 
 class StageError(Exception):
@@ -89,7 +87,8 @@ def run_remediate(claim: services.Claim) -> bool:
     return completed
 
 
-STAGES = {
+# The runner of each row of the stage table (diagnosis/stages.py).
+RUNNERS: dict[Status, Callable[[services.Claim], bool]] = {
     Status.MASKING: run_mask,
     Status.MATCHING: run_match,
     Status.REMEDIATING: run_remediate,

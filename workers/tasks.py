@@ -1,27 +1,26 @@
-"""Celery tasks: thin wrappers that claim a stage, run it (workers/pipeline.py), and hand on.
+"""Celery tasks: one per row of the stage table, each claiming its stage, running it, handing on.
 
-Tasks take ids only, never log text: a task argument is written to Redis and to worker logs.
+Tasks take ids only, never log text: a task argument is written to Redis and to worker logs. The
+chain is built by `diagnosis.services.pipeline_from` from the task names in the stage table;
+nothing imports this module but Celery's autodiscovery.
 """
 
 from __future__ import annotations
 
 import logging
 
-from celery import Task, chain, shared_task
-from celery.canvas import Signature
+from celery import Task, shared_task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
 from diagnosis import services
-from diagnosis.models import Diagnosis
-from workers.pipeline import STAGES, StageError
+from diagnosis.stages import STAGES, Stage
+from workers.pipeline import RUNNERS, StageError
 
 logger = logging.getLogger(__name__)
 
-Status = Diagnosis.Status
 
-
-def _run_stage(task: Task, diagnosis_id: str, stage: str) -> None:
-    claim = services.claim_stage(diagnosis_id=diagnosis_id, stage=stage)
+def _run_stage(task: Task, diagnosis_id: str, stage: Stage) -> None:
+    claim = services.claim_stage(diagnosis_id=diagnosis_id, stage=stage.status)
     if claim is None:
         # Past this stage, finished or failed: a duplicate delivery. Stop this copy of the chain.
         raise Ignore()
@@ -29,15 +28,16 @@ def _run_stage(task: Task, diagnosis_id: str, stage: str) -> None:
         # Another worker holds the lease; look again when it would expire.
         raise task.retry(countdown=claim.retry_after)
     try:
-        completed = STAGES[Status(stage)](claim)
+        completed = RUNNERS[stage.status](claim)
     except (StageError, SoftTimeLimitExceeded) as exc:
         services.fail_diagnosis(diagnosis_id=diagnosis_id, reason=str(exc) or "stage timed out")
         raise Ignore() from None
     except Exception as exc:
         # Only the type is recorded: an exception message could quote the log.
-        logger.error("stage %s of %s crashed: %s", stage, diagnosis_id, type(exc).__name__)
+        logger.error("stage %s of %s crashed: %s", stage.status, diagnosis_id, type(exc).__name__)
         services.fail_diagnosis(
-            diagnosis_id=diagnosis_id, reason=f"internal error in {stage} ({type(exc).__name__})"
+            diagnosis_id=diagnosis_id,
+            reason=f"internal error in {stage.status} ({type(exc).__name__})",
         )
         raise Ignore() from None
     if not completed:
@@ -45,9 +45,9 @@ def _run_stage(task: Task, diagnosis_id: str, stage: str) -> None:
         raise Ignore()
 
 
-def _stage_task(name: str, stage: str) -> Task:
+def _stage_task(stage: Stage) -> Task:
     @shared_task(
-        name=name,
+        name=stage.task,
         bind=True,
         acks_late=True,
         reject_on_worker_lost=True,
@@ -62,18 +62,11 @@ def _stage_task(name: str, stage: str) -> Task:
     return run
 
 
-mask = _stage_task("workers.tasks.mask", Status.MASKING)
-match = _stage_task("workers.tasks.match", Status.MATCHING)
-remediate = _stage_task("workers.tasks.remediate", Status.REMEDIATING)
+_unrun = [stage.status for stage in STAGES if stage.status not in RUNNERS]
+if _unrun:  # pragma: no cover - a wiring mistake, caught at worker start
+    raise ImportError(f"workers.pipeline has no runner for the stages {_unrun}")
 
-_ORDER = [(Status.MASKING, mask), (Status.MATCHING, match), (Status.REMEDIATING, remediate)]
-
-
-def pipeline_from(diagnosis_id: str, status: str) -> Signature:
-    """The chain of stages still ahead of a diagnosis in `status`."""
-    start = Status.MASKING if status == Status.QUEUED else Status(status)
-    names = [stage for stage, _ in _ORDER]
-    return chain(*(task.si(diagnosis_id) for _, task in _ORDER[names.index(start) :]))
+STAGE_TASKS = {stage.status: _stage_task(stage) for stage in STAGES}
 
 
 @shared_task(name="workers.tasks.sweep_stuck_diagnoses", acks_late=True, time_limit=120)

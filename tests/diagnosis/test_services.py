@@ -10,7 +10,6 @@ from django.utils import timezone
 
 from diagnosis import services
 from diagnosis.models import Diagnosis
-from workers import tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +110,7 @@ def test_the_sweeper_requeues_only_stuck_diagnoses(acme, monkeypatch):
 
 def test_the_chain_starts_at_the_stage_a_diagnosis_is_in():
     def names(status: str) -> list[str]:
-        return [task.task for task in tasks.pipeline_from("x", status).tasks]  # type: ignore[attr-defined]
+        return [task.task for task in services.pipeline_from("x", status).tasks]  # type: ignore[attr-defined]
 
     assert names("queued") == [
         "workers.tasks.mask",
