@@ -37,6 +37,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 format: install

@@ -24,6 +24,10 @@ class TokenUser(AnonymousUser):
     def is_authenticated(self) -> bool:  # type: ignore[override]
         return True
 
+    @property
+    def is_anonymous(self) -> bool:  # type: ignore[override]
+        return False
+
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
     keywords = ("Bearer", "Token")
