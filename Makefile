@@ -6,7 +6,7 @@ UV_VERSION := 0.13.9
 PORT ?= 8000
 SHARED ?= ../shared
 
-.PHONY: install run worker beat test test-fast lint format eval bench clean
+.PHONY: install lock check-client run worker beat test test-fast lint format eval bench clean
 
 # The marker file is rebuilt whenever the lock file changes, so `make run` installs only when needed.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -17,6 +17,21 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	touch $@
 
 install: $(VENV)/.installed
+
+# After changing the dependencies in pyproject.toml. requirements.lock (server and dev extras) is
+# what `make install` syncs; the client's lock (`.ci/check-client`) and the server's (the Docker
+# image) are compiled under it, so all three pin the same versions.
+lock: install
+	$(BIN)/uv pip compile --quiet --python-version 3.11 --extra server --extra dev pyproject.toml \
+		-o requirements.lock --generate-hashes
+	$(BIN)/uv pip compile --quiet --python-version 3.11 pyproject.toml -c requirements.lock \
+		--generate-hashes -o requirements-client.lock
+	$(BIN)/uv pip compile --quiet --python-version 3.11 --extra server pyproject.toml \
+		-c requirements.lock --generate-hashes -o requirements-server.lock
+
+# `pip install .` in a fresh virtualenv gives the client alone, light enough, and it works.
+check-client: install
+	.ci/check-client
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
