@@ -1,10 +1,12 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
-COPY requirements.lock pyproject.toml README.md ./
+# The [server] extra at the versions of requirements.lock, without the dev tools (`make lock`).
+COPY requirements-server.lock ./
 RUN pip install --no-cache-dir "uv==0.13.9" \
-    && uv pip install --system --no-cache -r requirements.lock
+    && uv pip install --system --no-cache --require-hashes -r requirements-server.lock
 COPY . .
+# The wheel holds only the library and the `rootcause` command; the apps run from /app.
 RUN uv pip install --system --no-cache --no-deps . \
     && DEBUG=1 python manage.py collectstatic --noinput
 EXPOSE 8000
