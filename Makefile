@@ -44,9 +44,10 @@ worker: install
 beat: install
 	$(BIN)/celery -A config beat --loglevel=INFO
 
+# PostgreSQL and Redis from DATABASE_URL / REDIS_URL or the default ports, or else throwaway ones
+# started (and stopped) by tests/with_services.py. Extra pytest arguments: make test PYTEST_ARGS=...
 test: install
-	$(BIN)/python -m tests.services_check
-	$(BIN)/pytest
+	$(BIN)/python -m tests.with_services -- $(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff format --check .
