@@ -105,7 +105,10 @@ class ThrowawayPostgres:
 
     def start(self) -> str:
         port = free_port()
-        self._run("initdb", ["--auth=trust", "--username=postgres", "--no-locale", "--no-sync"])
+        self._run(
+            "initdb",
+            ["--auth=trust", "--username=postgres", "--encoding=UTF8", "--no-locale", "--no-sync"],
+        )
         options = (
             f"-h 127.0.0.1 -p {port} -k {self.data} "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
