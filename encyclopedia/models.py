@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from rootcause.catalogue import SEVERITIES
+
 
 class Entry(models.Model):
     """One failure class of the catalogue. `data` is the whole validated YAML entry.
@@ -10,15 +12,11 @@ class Entry(models.Model):
     list pages and the API can filter and order without decoding every entry.
     """
 
-    class Severity(models.TextChoices):
-        HIGH = "high"
-        MEDIUM = "medium"
-        LOW = "low"
-
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
     category = models.CharField(max_length=32)
-    severity = models.CharField(max_length=8, choices=Severity.choices)
+    # the values the catalogue schema allows (a change there is a migration here)
+    severity = models.CharField(max_length=8, choices=[(s, s.capitalize()) for s in SEVERITIES])
     tags = models.JSONField(default=list)
     data = models.JSONField()
     updated_at = models.DateTimeField(auto_now=True)
@@ -32,7 +30,7 @@ class Entry(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(severity__in=["high", "medium", "low"]),
+                condition=models.Q(severity__in=list(SEVERITIES)),
                 name="entry_severity_valid",
             )
         ]

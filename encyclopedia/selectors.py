@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 
 from config.problems import PayloadTooLarge
 from encyclopedia.models import CatalogueVersion, Entry
+from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
 
 if TYPE_CHECKING:
     from rootcause.engine import Engine
@@ -21,41 +22,13 @@ if TYPE_CHECKING:
 # for long. Full logs go through the diagnosis pipeline instead.
 SEARCH_MAX_BYTES = 1024 * 1024
 
-# Fields anyone may read; everything else in an entry (fix, commands, prevention, verification,
-# code examples, fingerprints) is for readers who may see fixes.
-FREE_FIELDS = (
-    "slug",
-    "title",
-    "category",
-    "tags",
-    "severity",
-    "quick_answer",
-    "mechanism",
-    "observe",
-    "symptoms",
-    "affected",
-    "checklist",
-    "signatures",
-    "root_causes",
-    "references",
-    "related",
-    "faq",
-)
+# The fields of an entry (the catalogue schema names them) that only readers who may see fixes
+# read: the fix, its commands, prevention, verification, code examples and fingerprints.
 GATED_FIELDS = ("fix", "prevention", "verification", "code_examples", "fingerprints")
-
-CATEGORY_ORDER = (
-    "memory",
-    "distributed",
-    "cuda",
-    "hardware",
-    "numerics",
-    "programming",
-    "data",
-    "checkpoint",
-    "environment",
-    "compile",
-    "serving",
-)
+# Everything else anyone may read.
+FREE_FIELDS = tuple(name for name in ENTRY_FIELDS if name not in GATED_FIELDS)
+if not set(GATED_FIELDS) <= set(ENTRY_FIELDS):  # pragma: no cover - a renamed schema field
+    raise ImportError(f"GATED_FIELDS names fields the catalogue schema lacks: {GATED_FIELDS}")
 
 
 def can_see_fix(user: AbstractBaseUser | AnonymousUser | None) -> bool:
@@ -117,7 +90,7 @@ def entries_by_category(entries: Iterable[Entry]) -> list[tuple[str, list[Entry]
     groups: dict[str, list[Entry]] = {}
     for entry in entries:
         groups.setdefault(entry.category, []).append(entry)
-    rank = {name: i for i, name in enumerate(CATEGORY_ORDER)}
+    rank = {name: i for i, name in enumerate(CATEGORIES)}  # the schema's order
     return sorted(groups.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0]))
 
 

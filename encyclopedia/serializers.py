@@ -7,21 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from encyclopedia import memory
-from encyclopedia.models import Entry
-
-CATEGORIES = (
-    "memory",
-    "data",
-    "distributed",
-    "environment",
-    "cuda",
-    "hardware",
-    "programming",
-    "numerics",
-    "checkpoint",
-    "compile",
-    "serving",
-)
+from rootcause.catalogue import CATEGORIES, SEVERITIES
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -90,7 +76,7 @@ class EntrySerializer(serializers.Serializer):
     title = serializers.CharField()
     category = serializers.ChoiceField(choices=CATEGORIES)
     tags = serializers.ListField(child=serializers.CharField())
-    severity = serializers.ChoiceField(choices=Entry.Severity.choices)
+    severity = serializers.ChoiceField(choices=SEVERITIES)
     url = serializers.CharField(help_text="The encyclopedia page of this entry.")
     quick_answer = serializers.CharField()
     mechanism = serializers.CharField()
@@ -121,7 +107,7 @@ class EntrySerializer(serializers.Serializer):
 class EntryFilterSerializer(serializers.Serializer):
     category = serializers.ChoiceField(choices=CATEGORIES, required=False)
     tag = serializers.CharField(required=False, max_length=100)
-    severity = serializers.ChoiceField(choices=Entry.Severity.choices, required=False)
+    severity = serializers.ChoiceField(choices=SEVERITIES, required=False)
 
 
 class SearchInputSerializer(serializers.Serializer):

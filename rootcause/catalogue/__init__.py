@@ -1,7 +1,9 @@
 """The catalogue as data files: load and validate `entries/*.yaml` without Django.
 
 The matching engine, the offline CLI and `manage.py load_catalogue` all read the catalogue through
-this module, so the files in the repository are the single source of the shipped catalogue.
+this module, so the files in the repository are the single source of the shipped catalogue, and
+`schema.json` the single source of what an entry may hold: its field names, categories and
+severities are read from it here, and the encyclopedia app uses these names.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import jsonschema
 import yaml
@@ -18,7 +20,16 @@ import yaml
 CATALOGUE_DIR = Path(__file__).resolve().parent / "entries"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema.json"
 
+# An entry as validated against schema.json. A dict rather than a TypedDict: the schema is the one
+# definition of its fields, and a TypedDict would repeat all twenty of them.
 Entry = dict[str, Any]
+
+SCHEMA: Final[dict[str, Any]] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+# The top-level fields of an entry, in the schema's order.
+ENTRY_FIELDS: Final[tuple[str, ...]] = tuple(SCHEMA["properties"])
+# In the order the encyclopedia shows them (the schema lists them so).
+CATEGORIES: Final[tuple[str, ...]] = tuple(SCHEMA["properties"]["category"]["enum"])
+SEVERITIES: Final[tuple[str, ...]] = tuple(SCHEMA["properties"]["severity"]["enum"])
 
 
 class CatalogueError(ValueError):
@@ -27,9 +38,8 @@ class CatalogueError(ValueError):
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    return jsonschema.Draft202012Validator(SCHEMA)
 
 
 def validate_entry(entry: Any, *, source: str = "<entry>") -> Entry:
