@@ -7,7 +7,6 @@ from typing import Any
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -18,10 +17,18 @@ class ApplicationError(Exception):
     status_code: int = status.HTTP_400_BAD_REQUEST
     title: str = "Bad request"
 
-    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.extra = extra or {}
+        # Response headers that belong to the error, e.g. Retry-After on a 429.
+        self.headers = headers or {}
 
 
 class PayloadTooLarge(ApplicationError):
@@ -49,7 +56,14 @@ def problem_response(
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        return problem_response(exc.status_code, exc.title, exc.detail, exc.extra)
+        problem = problem_response(exc.status_code, exc.title, exc.detail, exc.extra)
+        for header, value in exc.headers.items():
+            problem[header] = value
+        return problem
+    # Imported here: rest_framework.views loads the authentication classes (accounts), which
+    # import this module's ApplicationError; a module-level import would close that cycle.
+    from rest_framework.views import exception_handler
+
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     response = exception_handler(exc, context)
