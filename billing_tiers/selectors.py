@@ -1,11 +1,180 @@
+"""Reads and access checks: entitlements, the quota status and its headers, evaluations."""
+
 from __future__ import annotations
 
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from accounts import selectors as accounts_selectors
+from accounts.actors import Actor
 from accounts.models import Organization
+from billing_tiers.entitlements import (
+    Entitlements,
+    active_evaluation,
+    entitlements_for,
+    entitlements_for_organization,
+    tier_for,
+)
+from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage, Tier
+
+__all__ = [
+    "EvaluationOverview",
+    "QuotaStatus",
+    "active_evaluation",
+    "charge_for",
+    "entitlements_for",
+    "entitlements_for_organization",
+    "evaluation_overview",
+    "evaluation_requests_for",
+    "get_evaluation_request_for",
+    "includes_fix_steps",
+    "quota_status",
+    "quota_subject",
+    "rate_limit_headers",
+    "tier_for",
+    "utc_day",
+]
 
 
-def includes_fix_steps(organization: Organization) -> bool:
-    """The one gate on fix steps and commands in results.
+def includes_fix_steps(subject: Actor | Organization | None) -> bool:
+    """The one gate on fix steps, commands and verification commands in results.
 
-    Every tier that exists today includes them; the trust-tier issue decides per tier here.
+    Pass the request's actor; code that has only a diagnosis (the pipeline) passes its
+    organisation, or None for a visitor's diagnosis.
     """
-    return True
+    if isinstance(subject, Actor):
+        return entitlements_for(subject).fix_steps
+    return entitlements_for_organization(subject).fix_steps
+
+
+# --- The daily quota ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    tier: Tier
+    limit: int
+    used: int
+    remaining: int
+    reset: datetime  # the next UTC midnight, when the day's count starts again
+
+    def seconds_to_reset(self) -> int:
+        return max(0, math.ceil((self.reset - timezone.now()).total_seconds()))
+
+
+def utc_day(moment: datetime) -> date:
+    return moment.astimezone(UTC).date()
+
+
+def next_reset(moment: datetime) -> datetime:
+    return datetime.combine(utc_day(moment) + timedelta(days=1), time.min, tzinfo=UTC)
+
+
+def quota_subject(actor: Actor) -> str:
+    """Who a charge counts against: the organisation (members and tokens share it), a person
+    with no organisation yet, or a visitor's keyed address hash."""
+    if actor.organization is not None:
+        return f"org:{actor.organization.pk}"
+    if actor.user is not None:
+        return f"user:{actor.user.pk}"
+    if actor.anonymous_subject:
+        return f"anon:{actor.anonymous_subject}"
+    raise ValueError("this actor has no quota subject (a visitor without an address hash)")
+
+
+def quota_status(actor: Actor, *, entitlements: Entitlements | None = None) -> QuotaStatus:
+    """Today's limit, use and reset for the actor's subject. Reads only: never charges.
+
+    Inside the transaction that charged, it sees that charge.
+    """
+    entitlements = entitlements or entitlements_for(actor)
+    now = timezone.now()
+    used = (
+        QuotaUsage.objects.filter(subject=quota_subject(actor), day=utc_day(now))
+        .values_list("used", flat=True)
+        .first()
+    ) or 0
+    limit = entitlements.daily_diagnoses
+    return QuotaStatus(
+        tier=entitlements.tier,
+        limit=limit,
+        used=used,
+        remaining=max(0, limit - used),
+        reset=next_reset(now),
+    )
+
+
+def rate_limit_headers(status: QuotaStatus) -> dict[str, str]:
+    """The quota as response headers, in both conventions clients look for.
+
+    `RateLimit-Reset` is the number of seconds until the quota resets (IETF
+    draft-ietf-httpapi-ratelimit-headers); `X-RateLimit-Reset` is the Unix time of the reset,
+    in seconds, as GitHub and most X- style clients expect.
+    """
+    limit, remaining = str(status.limit), str(status.remaining)
+    return {
+        "RateLimit-Limit": limit,
+        "RateLimit-Remaining": remaining,
+        "RateLimit-Reset": str(status.seconds_to_reset()),
+        "X-RateLimit-Limit": limit,
+        "X-RateLimit-Remaining": remaining,
+        "X-RateLimit-Reset": str(int(status.reset.timestamp())),
+    }
+
+
+def charge_for(*, reference: str | uuid.UUID) -> QuotaCharge | None:
+    """The charge made for `reference` (a diagnosis id), if any."""
+    return QuotaCharge.objects.filter(reference=str(reference)).first()
+
+
+# --- Evaluations -------------------------------------------------------------------------------
+
+
+def evaluation_requests_for(actor: Actor) -> QuerySet[EvaluationRequest]:
+    organization = accounts_selectors.require_manager(actor)
+    return EvaluationRequest.objects.filter(organization=organization).order_by("-created_at")
+
+
+def get_evaluation_request_for(actor: Actor, request_id: uuid.UUID | str) -> EvaluationRequest:
+    """One request of the actor's organisation; 404 whether another's exists or not."""
+    request = evaluation_requests_for(actor).filter(id=request_id).first()
+    if request is None:
+        raise Http404("No such evaluation request.")
+    return request
+
+
+@dataclass(frozen=True)
+class EvaluationOverview:
+    """What the /evaluation/ page shows the actor."""
+
+    organization: Organization | None
+    entitlements: Entitlements
+    can_manage: bool  # an owner or admin (a person, not a token)
+    workplace_domain: str | None
+    evaluation: Evaluation | None  # the running one
+    requests: list[EvaluationRequest]  # managers only, newest first
+
+    @property
+    def open_request(self) -> EvaluationRequest | None:
+        return next((r for r in self.requests if r.status == EvaluationRequest.Status.OPEN), None)
+
+
+def evaluation_overview(actor: Actor) -> EvaluationOverview:
+    organization = actor.organization
+    can_manage = organization is not None and actor.token is None and actor.manages_organization
+    return EvaluationOverview(
+        organization=organization,
+        entitlements=entitlements_for(actor),
+        can_manage=can_manage,
+        workplace_domain=accounts_selectors.workplace_domain(organization)
+        if organization
+        else None,
+        evaluation=active_evaluation(organization) if organization else None,
+        requests=list(evaluation_requests_for(actor)[:20]) if can_manage else [],
+    )

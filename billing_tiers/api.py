@@ -1,0 +1,168 @@
+"""The quota and evaluation endpoints: parse, call one service or selector, render."""
+
+from __future__ import annotations
+
+import uuid
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.actors import actor_of
+from billing_tiers import selectors, services
+from billing_tiers.models import Evaluation, EvaluationRequest, Tier
+from billing_tiers.throttles import RedeemPerAddressThrottle, RedeemPerUserThrottle
+
+PROBLEM = OpenApiResponse(description="problem+json")
+HEADERS_NOTE = (
+    " The quota is also in the headers `RateLimit-Limit`, `RateLimit-Remaining`, "
+    "`RateLimit-Reset` (seconds until the reset) and `X-RateLimit-Limit`, "
+    "`X-RateLimit-Remaining`, `X-RateLimit-Reset` (the reset as a Unix time)."
+)
+
+
+class QuotaSerializer(serializers.Serializer):
+    tier = serializers.ChoiceField(choices=Tier.choices)
+    limit = serializers.IntegerField(help_text="Diagnoses allowed per UTC day.")
+    used = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    reset = serializers.DateTimeField(help_text="The next UTC midnight.")
+
+
+class QuotaApi(APIView):
+    # Anyone may ask, visitors included: a visitor's quota is counted by their address hash.
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="quota_retrieve",
+        responses={200: QuotaSerializer},
+        description=(
+            "Today's diagnosis allowance of the caller: the organisation for people and tokens "
+            "(members share it), the client address for visitors. Reading it never charges."
+            + HEADERS_NOTE
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        status = selectors.quota_status(actor_of(request))
+        return Response(QuotaSerializer(status).data, headers=selectors.rate_limit_headers(status))
+
+
+class EvaluationRequestOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = EvaluationRequest
+        fields = [
+            "id",
+            "status",
+            "training",
+            "team_size",
+            "decline_reason",
+            "created_at",
+            "decided_at",
+        ]
+
+
+class EvaluationRequestInputSerializer(serializers.Serializer):
+    training = serializers.CharField(
+        max_length=2000, help_text="What you train: models, scale, frameworks."
+    )
+    team_size = serializers.IntegerField(min_value=1, max_value=1_000_000)
+
+
+class EvaluationRequestListApi(APIView):
+    @extend_schema(
+        operation_id="evaluation_requests_list",
+        responses={200: EvaluationRequestOutputSerializer(many=True), 403: PROBLEM},
+        description="The organisation's evaluation requests, newest first (owners and admins).",
+    )
+    def get(self, request: Request) -> Response:
+        requests = selectors.evaluation_requests_for(actor_of(request))
+        return Response(EvaluationRequestOutputSerializer(requests, many=True).data)
+
+    @extend_schema(
+        operation_id="evaluation_requests_create",
+        request=EvaluationRequestInputSerializer,
+        responses={
+            201: EvaluationRequestOutputSerializer,
+            400: PROBLEM,
+            403: PROBLEM,
+            409: PROBLEM,
+        },
+        description=(
+            "Ask for a Scale evaluation code. Owners and admins of a verified workplace; one open "
+            "request per organisation. Staff approve it (the code is e-mailed to you) or decline "
+            "it with a reason; follow its `status` here."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = EvaluationRequestInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        evaluation_request = services.request_evaluation(
+            actor=actor_of(request),
+            training=data.validated_data["training"],
+            team_size=data.validated_data["team_size"],
+        )
+        return Response(EvaluationRequestOutputSerializer(evaluation_request).data, status=201)
+
+
+class EvaluationRequestDetailApi(APIView):
+    @extend_schema(
+        operation_id="evaluation_requests_retrieve",
+        responses={200: EvaluationRequestOutputSerializer, 403: PROBLEM, 404: PROBLEM},
+    )
+    def get(self, request: Request, request_id: uuid.UUID) -> Response:
+        evaluation_request = selectors.get_evaluation_request_for(actor_of(request), request_id)
+        return Response(EvaluationRequestOutputSerializer(evaluation_request).data)
+
+
+class EvaluationOutputSerializer(serializers.ModelSerializer):
+    tier = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Evaluation
+        fields = ["id", "tier", "starts_at", "ends_at", "daily_limit"]
+
+    def get_tier(self, evaluation: Evaluation) -> str:
+        return Tier.SCALE.value
+
+
+class RedeemInputSerializer(serializers.Serializer):
+    code = serializers.CharField(max_length=64, help_text="SCALE-XXXX-XXXX-XXXX")
+
+
+class EvaluationRedeemApi(APIView):
+    throttle_classes = [RedeemPerUserThrottle, RedeemPerAddressThrottle]
+
+    @extend_schema(
+        operation_id="evaluation_redeem",
+        request=RedeemInputSerializer,
+        responses={
+            201: EvaluationOutputSerializer,
+            400: OpenApiResponse(description="problem+json: the code is wrong (`code_invalid`)"),
+            403: OpenApiResponse(
+                description="problem+json: not an owner or admin, or not a verified workplace "
+                "(`not_verified_workplace`)"
+            ),
+            409: OpenApiResponse(
+                description="problem+json: the code was used (`code_used`) or an evaluation is "
+                "running (`evaluation_active`)"
+            ),
+            410: OpenApiResponse(description="problem+json: past its redeem-by date"),
+            429: OpenApiResponse(description="problem+json: too many attempts; see Retry-After"),
+        },
+        description=(
+            "Redeem a Scale evaluation code: the organisation is on Scale from now for the "
+            "code's days, with the code's daily allowance, then returns to its previous tier by "
+            "itself. Owners and admins of a verified workplace; attempts are throttled per person "
+            "and per address."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = RedeemInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        evaluation = services.redeem_evaluation_code(
+            actor=actor_of(request), code=data.validated_data["code"]
+        )
+        return Response(EvaluationOutputSerializer(evaluation).data, status=201)
