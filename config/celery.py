@@ -10,13 +10,22 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("rootcause")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["workers", "diagnosis"])
+app.autodiscover_tasks(["workers", "diagnosis", "billing_tiers"])
 
 # Every periodic job, in one place; each is safe to run concurrently with itself.
 app.conf.beat_schedule = {
     "sweep-stuck-diagnoses": {
         "task": "workers.tasks.sweep_stuck_diagnoses",
         "schedule": 60.0,
+    },
+    # E-mails managers a few days before their Scale evaluation ends; each notice is sent once.
+    "evaluation-ending-notices": {
+        "task": "billing_tiers.tasks.send_evaluation_ending_notices",
+        "schedule": 3600.0,
+    },
+    "purge-quota-ledger": {
+        "task": "billing_tiers.tasks.purge_quota_ledger",
+        "schedule": 86400.0,
     },
 }
 
