@@ -1,16 +1,16 @@
-"""`Authorization: Bearer rc_…` (or `Token rc_…`) for CI pipelines, scoped to one organisation."""
+"""`Authorization: Bearer rc_live_…` (or `Token rc_live_…`) for CI, scoped to one organisation.
+
+DRF's `request.auth` is the `ApiToken`; `accounts.actors.actor_of` turns it into the actor.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import AnonymousUser
-from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from accounts import selectors, services
 from accounts.models import ApiToken
-from accounts.services import TOKEN_PREFIX, hash_token
 
 
 class TokenUser(AnonymousUser):
@@ -30,23 +30,19 @@ class TokenUser(AnonymousUser):
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
-    keywords = ("Bearer", "Token")
+    keywords = (b"bearer", b"token")
 
-    def authenticate(self, request: Request) -> tuple[Any, ApiToken] | None:
-        header = authentication.get_authorization_header(request).decode("latin-1").split()
-        if len(header) != 2 or header[0] not in self.keywords:
-            return None
-        key = header[1]
-        if not key.startswith(TOKEN_PREFIX):
-            raise exceptions.AuthenticationFailed("Malformed API token.")
-        token = (
-            ApiToken.objects.select_related("organization")
-            .filter(digest=hash_token(key), revoked_at__isnull=True)
-            .first()
-        )
+    def authenticate(self, request: Request) -> tuple[TokenUser, ApiToken] | None:
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() not in self.keywords:
+            return None  # no token: the session (or nobody) is the caller
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Malformed Authorization header.")
+        token = selectors.token_for_secret(header[1].decode("latin-1"))
         if token is None:
-            raise exceptions.AuthenticationFailed("Invalid or revoked API token.")
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+            # One answer for malformed, unknown, revoked and expired: no oracle for guessing.
+            raise exceptions.AuthenticationFailed("Invalid, revoked or expired API token.")
+        services.record_token_use(token=token)
         return TokenUser(token), token
 
     def authenticate_header(self, request: Request) -> str:

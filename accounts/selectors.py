@@ -1,15 +1,301 @@
+"""Reads and access checks of accounts: people, organisations, invitations, domains, tokens."""
+
 from __future__ import annotations
 
-from django.contrib.auth.models import AnonymousUser, User
+import uuid
+from typing import Any
 
-from accounts.models import Membership, Organization
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.core import signing
+from django.core.exceptions import PermissionDenied
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Lower
+from django.http import Http404
+from django.utils import timezone
+
+from accounts import tokens
+from accounts.actors import MANAGER_ROLES, Actor
+from accounts.domains import domain_of, is_public_email_domain
+from accounts.models import ApiToken, Domain, Invitation, Membership, Organization, VerifiedEmail
+from config.problems import ApplicationError
+
+VERIFY_EMAIL_SALT = "accounts.verify-email"
+INVITATION_SALT = "accounts.invitation"
+
+
+class Forbidden(ApplicationError, PermissionDenied):
+    """403: problem+json from the API (an ApplicationError), Django's 403 page from a page."""
+
+    status_code = 403
+    title = "Forbidden"
+
+
+class InvalidLink(ApplicationError):
+    """A verification or invitation link that is malformed, tampered with, expired or used."""
+
+    title = "Invalid link"
+
+
+# --- People -----------------------------------------------------------------------------------
+
+
+def has_verified_email(user: User | AnonymousUser | None) -> bool:
+    """Whether the person proved they read their current address (a followed link)."""
+    if user is None or not user.is_authenticated or not isinstance(user, User) or not user.email:
+        return False
+    return VerifiedEmail.objects.filter(user=user, email=user.email.lower()).exists()
+
+
+def user_for_email(email: str) -> User | None:
+    """The account whose e-mail (or e-mail-shaped username) this is, compared case-insensitively."""
+    return (
+        User.objects.filter(Q(username__iexact=email) | Q(email__iexact=email))
+        .order_by("id")
+        .first()
+    )
+
+
+def user_from_verification_token(token: str) -> tuple[User, str]:
+    """The person and the address a verification link was sent for."""
+    try:
+        payload = signing.loads(
+            token, salt=VERIFY_EMAIL_SALT, max_age=settings.EMAIL_VERIFICATION_MAX_AGE
+        )
+    except signing.SignatureExpired:
+        raise InvalidLink("This verification link has expired; ask for a new one.") from None
+    except signing.BadSignature:
+        raise InvalidLink("This verification link is not valid.") from None
+    user = User.objects.filter(pk=payload.get("user"), is_active=True).first()
+    email = str(payload.get("email", ""))
+    if user is None or user.email.lower() != email:
+        # The address changed since the link was sent: the link proves nothing about the new one.
+        raise InvalidLink("This verification link is for an address that is no longer yours.")
+    return user, email
+
+
+# --- Organisations and members ----------------------------------------------------------------
 
 
 def organization_for_user(user: User | AnonymousUser) -> Organization | None:
-    """The organisation a signed-in person acts for: their earliest membership."""
+    """The organisation a signed-in person acts for when nothing else is known.
+
+    Prefer `accounts.actors.actor_of(request).organization`, which follows the person's choice.
+    """
     if not user.is_authenticated:
         return None
     membership = (
-        Membership.objects.filter(user=user).select_related("organization").order_by("id").first()
+        Membership.objects.filter(user=user)
+        .select_related("organization")
+        .order_by("created_at", "id")
+        .first()
     )
     return membership.organization if membership else None
+
+
+def memberships_of(user: User) -> QuerySet[Membership]:
+    """The organisations a person belongs to, for the switcher."""
+    return (
+        Membership.objects.filter(user=user)
+        .select_related("organization")
+        .order_by("organization__name", "created_at")
+    )
+
+
+def managers_of(organization: Organization) -> QuerySet[User]:
+    """The active owners and admins of an organisation (who to e-mail about it)."""
+    return User.objects.filter(
+        is_active=True,
+        memberships__organization=organization,
+        memberships__role__in=MANAGER_ROLES,
+    ).order_by("id")
+
+
+def require_organization(actor: Actor) -> Organization:
+    if actor.organization is None:
+        raise Forbidden("You are not a member of any organisation.")
+    return actor.organization
+
+
+def require_role(actor: Actor, *roles: str) -> Organization:
+    """The actor's organisation, if the actor is a person with one of these roles in it.
+
+    Managing an organisation is for people: no token scope grants it.
+    """
+    if actor.token is not None:
+        raise Forbidden("API tokens cannot manage the organisation; sign in as an owner or admin.")
+    organization = require_organization(actor)
+    if not actor.has_role(*roles):
+        names = " or ".join(roles)
+        raise Forbidden(f"Only an {names} of the organisation can do this.")
+    return organization
+
+
+def require_manager(actor: Actor) -> Organization:
+    return require_role(actor, *MANAGER_ROLES)
+
+
+def require_scope(actor: Actor, scope: str) -> None:
+    if not actor.has_scope(scope):
+        raise Forbidden(f"This API token lacks the {scope} scope.")
+
+
+def members_for(actor: Actor) -> QuerySet[Membership]:
+    """Every member may see who else is in the organisation; tokens may not."""
+    if actor.token is not None:
+        raise Forbidden("API tokens cannot read the organisation's members.")
+    organization = require_organization(actor)
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by("created_at", "id")
+    )
+
+
+def get_member_for(actor: Actor, member_id: uuid.UUID | str) -> Membership:
+    """One member of the actor's organisation; 404 whether another's exists or not."""
+    membership = _by_id(members_for(actor), "public_id", member_id)
+    if membership is None:
+        raise Http404("No such member.")
+    return membership
+
+
+def owner_count(organization: Organization) -> int:
+    return Membership.objects.filter(organization=organization, role=Membership.Role.OWNER).count()
+
+
+# --- Invitations ------------------------------------------------------------------------------
+
+
+def invitations_for(actor: Actor) -> QuerySet[Invitation]:
+    """The pending invitations of the actor's organisation (expired ones included, marked)."""
+    organization = require_manager(actor)
+    return (
+        Invitation.objects.filter(organization=organization, status=Invitation.Status.PENDING)
+        .select_related("invited_by")
+        .order_by("-created_at")
+    )
+
+
+def get_invitation_for(actor: Actor, invitation_id: uuid.UUID | str) -> Invitation:
+    invitation = _by_id(invitations_for(actor), "id", invitation_id)
+    if invitation is None:
+        raise Http404("No such invitation.")
+    return invitation
+
+
+def invitation_from_token(token: str) -> Invitation:
+    """The invitation a link was sent for, if the link is genuine, unexpired and unused."""
+    try:
+        invitation_id = signing.loads(
+            token, salt=INVITATION_SALT, max_age=settings.INVITATION_MAX_AGE
+        )
+    except signing.SignatureExpired:
+        raise InvalidLink("This invitation has expired; ask for a new one.") from None
+    except signing.BadSignature:
+        raise InvalidLink("This invitation link is not valid.") from None
+    invitation = (
+        Invitation.objects.select_related("organization", "invited_by")
+        .filter(id=invitation_id)
+        .first()
+    )
+    if invitation is None or invitation.status == Invitation.Status.REVOKED:
+        raise InvalidLink("This invitation was withdrawn.")
+    if invitation.status == Invitation.Status.ACCEPTED:
+        raise InvalidLink("This invitation has already been used.")
+    if invitation.expires_at <= timezone.now():
+        raise InvalidLink("This invitation has expired; ask for a new one.")
+    return invitation
+
+
+# --- Domains and the workplace ----------------------------------------------------------------
+
+
+def verified_manager_domains(organization: Organization) -> set[str]:
+    """The domains of the verified current addresses of the organisation's owners and admins."""
+    emails = (
+        VerifiedEmail.objects.filter(
+            user__is_active=True,
+            user__memberships__organization=organization,
+            user__memberships__role__in=MANAGER_ROLES,
+        )
+        .annotate(current=Lower(F("user__email")))
+        .filter(email=F("current"))
+        .values_list("email", flat=True)
+    )
+    return {domain_of(email) for email in emails}
+
+
+def domains_for(actor: Actor) -> QuerySet[Domain]:
+    organization = require_manager(actor)
+    return Domain.objects.filter(organization=organization).order_by("created_at", "id")
+
+
+def get_domain_for(actor: Actor, domain_id: uuid.UUID | str) -> Domain:
+    domain = _by_id(domains_for(actor), "id", domain_id)
+    if domain is None:
+        raise Http404("No such domain.")
+    return domain
+
+
+def is_verified_domain(domain: str, verified_domains: set[str]) -> bool:
+    return domain in verified_domains and not is_public_email_domain(domain)
+
+
+def workplace_domain(organization: Organization) -> str | None:
+    """The organisation's verified workplace domain, or None.
+
+    A claimed domain is verified while an owner or admin has a verified address there and it
+    is not a public mail provider; the earliest claim wins when several are.
+    """
+    claimed = Domain.objects.filter(organization=organization).order_by("created_at", "id")
+    names = list(claimed.values_list("domain", flat=True))
+    if not names:
+        return None  # one query for the many organisations that claim nothing
+    verified = verified_manager_domains(organization)
+    return next((name for name in names if is_verified_domain(name, verified)), None)
+
+
+# --- API tokens -------------------------------------------------------------------------------
+
+
+def token_for_secret(secret: str) -> ApiToken | None:
+    """The live token with this secret: not revoked, not expired. None otherwise.
+
+    The format and checksum are checked first, so garbage never reaches the database.
+    """
+    if not tokens.is_well_formed(secret):
+        return None
+    now = timezone.now()
+    return (
+        ApiToken.objects.select_related("organization")
+        .filter(digest=tokens.hash_secret(secret), revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .first()
+    )
+
+
+def tokens_for(actor: Actor) -> QuerySet[ApiToken]:
+    """The organisation's tokens, live and revoked, newest first."""
+    organization = require_manager(actor)
+    return (
+        ApiToken.objects.filter(organization=organization)
+        .select_related("created_by")
+        .order_by("-created_at")
+    )
+
+
+def get_token_for(actor: Actor, token_id: uuid.UUID | str) -> ApiToken:
+    token = _by_id(tokens_for(actor), "id", token_id)
+    if token is None:
+        raise Http404("No such token.")
+    return token
+
+
+def _by_id(queryset: QuerySet[Any], field: str, value: uuid.UUID | str) -> Any:
+    """The row of `queryset` whose UUID `field` is `value`; None for a malformed id too."""
+    try:
+        key = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        return None
+    return queryset.filter(**{field: key}).first()
