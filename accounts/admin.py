@@ -1,21 +1,92 @@
-from django.contrib import admin
+from __future__ import annotations
 
-from accounts.models import ApiToken, Membership, Organization
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from accounts import services
+from accounts.models import ApiToken, Domain, Invitation, Membership, Organization, VerifiedEmail
 
 
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
+    fields = ("user", "role", "created_at")
+    readonly_fields = ("created_at",)
+    raw_id_fields = ("user",)
+
+
+class DomainInline(admin.TabularInline):
+    model = Domain
+    extra = 0
+    fields = ("domain", "created_by", "created_at")
+    readonly_fields = ("domain", "created_by", "created_at")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # claims go through the service, which refuses public mail providers
 
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
     list_display = ("name", "created_at")
-    search_fields = ("name",)
-    inlines = [MembershipInline]
+    search_fields = ("name", "domains__domain")
+    inlines = [MembershipInline, DomainInline]
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "organization", "prefix", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("prefix", "digest")
+    """List and revoke. Minting is for owners and admins on /settings/ or the API: a token made
+    here would have no secret to show (only its digest is stored)."""
+
+    list_display = (
+        "name",
+        "organization",
+        "prefix",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    )
+    list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
+    search_fields = ("name", "prefix", "organization__name")
+    readonly_fields = (
+        "organization",
+        "created_by",
+        "name",
+        "scopes",
+        "prefix",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    )
+    exclude = ("digest",)
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        count = services.revoke_api_tokens(tokens=queryset)
+        self.message_user(request, f"{count} token(s) revoked.", messages.SUCCESS)
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ("email", "organization", "role", "status", "created_at", "expires_at")
+    list_filter = ("status",)
+    search_fields = ("email", "organization__name")
+    readonly_fields = [field.name for field in Invitation._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # an invitation made here would send no e-mail
+
+
+@admin.register(VerifiedEmail)
+class VerifiedEmailAdmin(admin.ModelAdmin):
+    list_display = ("email", "user", "verified_at")
+    search_fields = ("email",)
+    raw_id_fields = ("user",)
