@@ -25,6 +25,7 @@ from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis.models import Diagnosis
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
 from diagnosis.staging import RAW, get_store, staging_key
+from rootcause.intake import not_a_log
 from rootcause.masking import Masker
 
 logger = logging.getLogger(__name__)
@@ -50,13 +51,6 @@ def _limited(chunks: Iterable[bytes], limit: int) -> Iterable[bytes]:
         if total > limit:
             raise PayloadTooLarge(f"The log is larger than the limit of {limit} bytes.")
         yield chunk
-
-
-def _looks_binary(head: bytes) -> bool:
-    """A log is text; NUL bytes in its first KiB mean an archive, an image or a core dump."""
-    if head.startswith((b"\x1f\x8b", b"PK\x03\x04", b"\x7fELF")):
-        return True
-    return b"\x00" in head[:1024]
 
 
 def _masked_filename(filename: str, diagnosis_id: uuid.UUID) -> str:
@@ -89,8 +83,9 @@ def submit_diagnosis(
     first = next((c for c in iterator if c), b"")
     if not first:
         raise LogRejected("The log is empty.")
-    if _looks_binary(first):
-        raise LogRejected("This looks like a binary file, not a text log.")
+    reason = not_a_log(first)
+    if reason:
+        raise LogRejected(f"The log {reason}.")
 
     diagnosis_id = uuid.uuid4()
     store = get_store(settings.REDIS_URL)

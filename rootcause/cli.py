@@ -22,13 +22,12 @@ import httpx
 import typer
 
 from rootcause.engine import Engine, get_engine
+from rootcause.intake import SNIFF_BYTES, not_a_log
 from rootcause.remediation import remediation_for
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
 PIECE = 1 << 20
-# A NUL byte or many undecodable bytes in the head of a file: not a text log.
-SNIFF = 8192
 
 
 Files = Annotated[list[str], typer.Argument(help="log files; '-' reads standard input")]
@@ -38,12 +37,10 @@ class InputError(Exception):
     """A file that cannot be read as a text log; the message is for the user."""
 
 
-def _sniff(head: bytes, name: str) -> None:
-    if b"\x00" in head[:SNIFF]:
-        raise InputError(f"{name}: looks like a binary file, not a text log")
-    sample = head[:SNIFF]
-    if sample and sample.decode("utf-8", "replace").count("\ufffd") > len(sample) // 10:
-        raise InputError(f"{name}: is not UTF-8 text")
+def _refuse_if_not_a_log(head: bytes, name: str) -> None:
+    reason = not_a_log(head)
+    if reason:
+        raise InputError(f"{name}: {reason}")
 
 
 def raw_pieces(path: str) -> Iterator[bytes]:
@@ -66,7 +63,7 @@ def raw_pieces(path: str) -> Iterator[bytes]:
         raise InputError(f"{name}: permission denied") from exc
     except (gzip.BadGzipFile, EOFError, OSError) as exc:
         raise InputError(f"{name}: cannot be read ({exc})") from exc
-    _sniff(first, name)
+    _refuse_if_not_a_log(first, name)
     return _rest(stream, first, name)
 
 
@@ -165,14 +162,14 @@ def _request_body(path: str) -> tuple[Any, int]:
     """
     if path == "-":
         data = sys.stdin.buffer.read()
-        _sniff(data, "<stdin>")
+        _refuse_if_not_a_log(data, "<stdin>")
         return io.BytesIO(data), len(data)
     try:
         stream = open(path, "rb")  # noqa: SIM115  (closed by diagnose_online)
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
     if not path.endswith(".gz"):
-        _sniff(stream.read(SNIFF), path)
+        _refuse_if_not_a_log(stream.read(SNIFF_BYTES), path)
         stream.seek(0)
     return stream, os.fstat(stream.fileno()).st_size
 

@@ -14,6 +14,8 @@ LOG = (
     "[rank0]: RuntimeError: gloo/transport: Connection closed by peer\n"
     "contact alice@example.com\n"
 )
+# Every letter is a byte that is not UTF-8: the file is mostly undecodable.
+RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на устройстве\n".encode("cp1251") * 40
 
 
 @pytest.fixture
@@ -115,6 +117,36 @@ def test_bad_inputs_fail_clearly_and_the_rest_still_runs(runner, tmp_path):
     assert "broken.gz: cannot be read" in result.output
     assert "is a directory" in result.output
     assert '"slug": "shape-mismatch"' in result.output
+
+
+def test_a_few_bad_bytes_are_a_log_and_a_mostly_undecodable_file_is_not(runner, tmp_path):
+    latin1 = tmp_path / "latin1.log"
+    latin1.write_bytes(b"Schl\xfcssel caf\xe9\n" + LOG.encode())
+    cp1251 = tmp_path / "cp1251.log"
+    cp1251.write_bytes(RUSSIAN_CP1251)
+
+    result = invoke(runner, "diagnose", str(latin1), str(cp1251), "--offline", "--json")
+
+    assert result.exit_code == 1
+    assert "cp1251.log: is not UTF-8 text" in result.output
+    rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    assert [r["file"] for r in rows] == [str(latin1)]
+    assert rows[0]["failure"]["slug"] == "shape-mismatch"
+
+
+def test_the_online_mode_refuses_the_same_files_before_sending_them(tmp_path):
+    cp1251 = tmp_path / "cp1251.log"
+    cp1251.write_bytes(RUSSIAN_CP1251)
+
+    result = CliRunner().invoke(
+        rootcause.cli.app,
+        ["diagnose", str(cp1251)],
+        env={"ROOTCAUSE_URL": "http://127.0.0.1:1", "ROOTCAUSE_TOKEN": "rc_x"},
+    )
+
+    assert result.exit_code == 1
+    assert "cp1251.log: is not UTF-8 text" in result.output
+    assert "cannot reach" not in result.output
 
 
 def test_mask_prints_masked_text(runner, tmp_path):

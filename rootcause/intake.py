@@ -1,0 +1,46 @@
+"""What is a text log: the one rule the service's intake and the command line both apply.
+
+Judged on the first bytes of the (decompressed) input. A NUL byte means binary, as git decides
+(git looks at the first 8000 bytes for one); so do the signatures of the binaries people upload
+by mistake. Invalid UTF-8 alone does not: logs carry a stray Latin-1 byte, a cp437 progress bar
+or a half-written character, and masking and matching read them with replacement characters.
+Only a head that is mostly undecodable is refused, since little of it could be read: a Russian
+log in cp1251 is (each letter is an invalid byte); a Chinese one in GBK with English tracebacks is
+not, and is diagnosed on the lines that can be read.
+"""
+
+from __future__ import annotations
+
+SNIFF_BYTES = 8192
+# gzip (a second layer, once the intake has unpacked the first), zip, ELF (binaries, core dumps)
+_BINARY_SIGNATURES = (b"\x1f\x8b", b"PK\x03\x04", b"\x7fELF")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# Above this share of undecodable bytes in the head the input is refused as not UTF-8.
+MAX_UNDECODABLE = 0.5
+
+
+def not_a_log(head: bytes) -> str | None:
+    """Why input starting with `head` is not a text log, as the end of a sentence about the
+    file ("<file> is ..."); None for a log. `head` may be any length; SNIFF_BYTES are read."""
+    sample = head[:SNIFF_BYTES]
+    if sample.startswith(_UTF16_BOMS):
+        return "is UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"
+    if sample.startswith(_BINARY_SIGNATURES) or b"\x00" in sample:
+        return "looks like a binary file, not a text log"
+    if sample and undecodable_share(sample) > MAX_UNDECODABLE:
+        return (
+            "is not UTF-8 text: most of its first bytes cannot be decoded; convert it first "
+            "(iconv -f <its encoding> -t UTF-8)"
+        )
+    return None
+
+
+def undecodable_share(data: bytes) -> float:
+    """The share of `data`'s bytes that are not part of valid UTF-8.
+
+    A character cut at the end of `data` counts as undecodable: at most 3 bytes of a sample.
+    """
+    # surrogateescape turns each undecodable byte into one lone surrogate, so they can be counted
+    text = data.decode("utf-8", "surrogateescape")
+    bad = sum(1 for ch in text if "\udc80" <= ch <= "\udcff")
+    return bad / len(data) if data else 0.0

@@ -1,0 +1,66 @@
+"""The one rule for "is this a text log?", shared by the service's intake and the CLI."""
+
+import gzip
+
+import pytest
+
+from rootcause.intake import SNIFF_BYTES, not_a_log, undecodable_share
+
+LOG = b"epoch 1 step 3 loss 0.1\nRuntimeError: CUDA out of memory.\n" * 20
+RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на устройстве\n".encode("cp1251") * 40
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        LOG,
+        b"\xef\xbb\xbf" + LOG,  # UTF-8 with a byte order mark
+        "Überprüfung fehlgeschlagen: Fehler ✗\n".encode() + LOG,
+        b"caf\xe9 au lait\n" + LOG,  # one Latin-1 byte
+        b"100%|\xdb\xdb\xdb\xdb\xdb\xdb\xdb\xdb\xdb\xdb| 2/2\n" + LOG,  # a cp437 progress bar
+        LOG + "ü".encode()[:1],  # a character cut at the end of the sample
+        b"\xff\xfd\xfc\n" + b"x" * 10,  # a few bad bytes, then text
+        b"x\n" * SNIFF_BYTES + b"\x00",  # a NUL past the bytes judged
+        ("训练失败 显存不足\n".encode("gbk") + LOG[:80]) * 20,  # GBK messages, English errors
+    ],
+    ids=[
+        "ascii",
+        "bom",
+        "utf8",
+        "latin1-byte",
+        "cp437-bar",
+        "cut-char",
+        "bad-start",
+        "nul-late",
+        "gbk-with-tracebacks",
+    ],
+)
+def test_logs_are_logs(head):
+    assert not_a_log(head) is None
+
+
+@pytest.mark.parametrize(
+    ("head", "says"),
+    [
+        (b"\x7fELF\x02\x01\x01" + b"\x00" * 9, "binary file"),
+        (b"PK\x03\x04\x14\x00", "binary file"),
+        (gzip.compress(LOG), "binary file"),
+        (b"GIF89a\x01\x00\x01\x00", "binary file"),
+        (LOG[:100] + b"\x00" + LOG[100:], "binary file"),
+        ("log line\n".encode("utf-16"), "UTF-16"),
+        (bytes(range(128, 256)) * 8, "not UTF-8 text"),
+        (RUSSIAN_CP1251, "not UTF-8 text"),
+    ],
+    ids=["elf", "zip", "gzip", "gif", "nul", "utf16", "high-bytes", "cp1251"],
+)
+def test_what_is_not_a_log_is_named(head, says):
+    reason = not_a_log(head)
+
+    assert reason is not None
+    assert says in reason
+
+
+def test_the_share_counts_bytes_not_characters():
+    assert undecodable_share(b"ab\xff\xfe") == 0.5
+    assert undecodable_share("ü".encode() * 4) == 0.0
+    assert undecodable_share(b"") == 0.0
