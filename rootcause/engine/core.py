@@ -1,0 +1,87 @@
+"""The engine: a compiled catalogue that turns masked log chunks into the DESIGN.md result (less
+id/status/masking).
+
+Reading is `scanning`, deciding is `rules`, writing the result is `report`; the engine holds the
+compiled catalogue they share and runs them in that order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+from rootcause.catalogue import Entry, catalogue_version, load_entries
+from rootcause.engine import report, rules
+from rootcause.engine.report import Result
+from rootcause.engine.scanning import Scan, Scanner, rank_from_name
+from rootcause.matching import Signal, signals_of
+
+
+class Engine:
+    """A compiled catalogue. Build once per process (get_engine) and call diagnose per log."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+        self.version = catalogue_version(entries)
+        self.signals: list[Signal] = signals_of(entries)
+        self.scanner = Scanner(self.signals)
+        self.by_slug = {e["slug"]: e for e in entries}
+
+    def diagnose(self, chunks: Iterable[str]) -> Result:
+        return self.diagnose_sources([("log", chunks)])
+
+    def diagnose_sources(self, sources: Iterable[tuple[str, Iterable[str]]]) -> Result:
+        """Several per-rank files of one job: each is scanned as its own stream of lines.
+
+        With more than one file, lines that carry no rank take the file's rank: the number in
+        its name (`rank3.log`, `worker-3.out`), else its position in the list.
+        """
+        sources = list(sources)
+        scan = Scan()
+        for index, (name, chunks) in enumerate(sources):
+            scan.sources.append(name)
+            default = rank_from_name(name, index) if len(sources) > 1 else None
+            scan.source_ranks.append(default)
+            if default is not None:
+                scan.ranks_seen.add(default)
+            self.scanner.scan_source(scan, index, chunks)
+        held = rules.Held(self.signals, self.entries, self.scanner.held(scan))
+        ranked = rules.candidates(held, scan)
+        if not ranked:
+            return report.no_match(held, scan, self.version)
+        return report.diagnosed(held, scan, ranked, self.version)
+
+    def search(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Entries whose signals match pasted error text, best first (no threshold)."""
+        scan = Scan(sources=["search"], source_ranks=[None])
+        self.scanner.scan_source(scan, 0, [text if text.endswith("\n") else text + "\n"])
+        scores: dict[int, list[int]] = {}
+        for sig_index in scan.loose_hits:
+            scores.setdefault(self.signals[sig_index].entry, []).append(sig_index)
+        found = []
+        for entry_index, sigs in scores.items():
+            entry = self.entries[entry_index]
+            score = 1 - math.prod(1 - self.signals[s].weight for s in sigs)
+            if not any(self.signals[s].kind == "error" for s in sigs):
+                score *= 0.5
+            lines = sorted(
+                {(h.line, report.short(h.text)) for s in sigs for h in scan.loose_hits[s][:3]}
+            )
+            found.append(
+                {
+                    "slug": entry["slug"],
+                    "title": entry["title"],
+                    "score": round(score, 3),
+                    "lines": [{"line": n, "text": t} for n, t in lines[:5]],
+                }
+            )
+        found.sort(key=lambda f: (-f["score"], f["slug"]))
+        return found[:limit]
+
+
+@cache
+def get_engine() -> Engine:
+    """The engine over the catalogue shipped in the package, compiled once per process."""
+    return Engine(load_entries())

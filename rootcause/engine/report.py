@@ -1,0 +1,200 @@
+"""Building the result from what held: the failure, the per-rank rows, the collateral failures,
+the evidence lines, the root-cause sentence and the facts a reader should add."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rootcause.catalogue import Entry
+from rootcause.engine.rules import Held, confidence, initiating
+from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
+
+Result = dict[str, Any]
+
+MAX_EVIDENCE = 6
+# The last line of a log that stops in the middle of training.
+_PROGRESS_RE = re.compile(
+    r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]|s/it\]"
+)
+
+
+def short(text: str) -> str:
+    """A line as evidence shows it: stripped, and cut to EVIDENCE_CHARS."""
+    text = text.strip()
+    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+
+
+def _first_sentence(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    m = re.match(rf"(.{{20,{limit}}}?[.!?])(\s|$)", text)
+    if m:
+        return m.group(1)
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(", ", 0, limit), text.rfind("; ", 0, limit), text.rfind(": ", 0, limit))
+    return text[: cut if cut > limit // 2 else limit].rstrip() + "…"
+
+
+def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Result:
+    """The result when `ranked` (winner first, see rules.candidates) is not empty."""
+    winner = ranked[0]
+    entry = held.entries[winner]
+    rank, rank_reason = initiating(held, scan, ranked)
+    multi = len(scan.ranks_seen) > 1
+    evidence, headline = _evidence(held, winner, rank, scan.sources)
+    score = confidence(held, ranked)
+    missing = _missing_facts(scan, diagnosed=True, rank=rank, multi=multi)
+    if score < 0.6 and scan.tracebacks == 0:
+        missing.append(
+            "no traceback: the class rests on error lines alone; include the full stderr "
+            "(the traceback shows the call that failed; for a killed process add "
+            "`dmesg | tail`)"
+        )
+    return {
+        "outcome": "diagnosed",
+        "failure": {
+            "slug": entry["slug"],
+            "title": entry["title"],
+            "category": entry["category"],
+            "confidence": round(min(score, 0.99), 2),
+        },
+        "root_cause": _root_cause(entry, rank, rank_reason, headline, multi=multi),
+        "initiating_rank": rank,
+        "ranks": _rank_rows(held, winner, rank),
+        "collateral": _collateral_failures(held, ranked),
+        "evidence": evidence,
+        "missing_facts": missing,
+        "encyclopedia_url": f"/encyclopedia/{entry['slug']}/",
+        "catalogue_version": version,
+    }
+
+
+def no_match(held: Held, scan: Scan, version: str) -> Result:
+    """The result when no entry held firmly enough: the exception lines found, and what to add."""
+    evidence = [
+        {"line": h.line, "text": short(h.text)}
+        for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
+    ]
+    missing = _missing_facts(scan, diagnosed=False, rank=None, multi=False)
+    scores = held.scores
+    if scores:
+        best = max(scores, key=lambda e: scores[e])
+        missing.insert(
+            0,
+            "the evidence is too thin to settle the cause (closest: "
+            f"{held.entries[best]['slug']}, score {scores[best]:.2f}): include the full "
+            "traceback of the failing rank and the lines just before it",
+        )
+    return {
+        "outcome": "no_match",
+        "failure": None,
+        "root_cause": None,
+        "initiating_rank": None,
+        "ranks": [],
+        "collateral": [],
+        "evidence": evidence,
+        "missing_facts": missing,
+        "encyclopedia_url": None,
+        "catalogue_version": version,
+    }
+
+
+def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, multi: bool) -> str:
+    """The entry's quick answer, then which rank failed first and why, quoting the error."""
+    text = _first_sentence(str(entry.get("quick_answer") or entry["title"]))
+    if rank is not None:
+        text += f" Rank {rank} failed first ({reason})"
+        text += f": {headline}" if headline else "."
+    else:
+        if multi:
+            text += f" No rank is singled out: {reason}."
+        if headline:
+            text += f" First error: {headline}"
+    return text
+
+
+def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[dict[str, Any]]:
+    """Per rank, the first error of the most likely entry that rank reported."""
+    best: dict[int, tuple[int, int]] = {}  # rank -> (entry, first line)
+    for e in sorted(held.scores, key=lambda e: (e != winner, -held.scores[e])):
+        for rank, fe in held.first_errors_by_rank(e).items():
+            if rank not in best:
+                best[rank] = (e, fe.line)
+    return [
+        {
+            "rank": rank,
+            "slug": held.entries[e]["slug"],
+            "first_error_line": line,
+            # a collateral class, or a rank that failed after the initiating one
+            "collateral": held.collateral(e) or (initiating is not None and rank != initiating),
+        }
+        for rank, (e, line) in sorted(best.items())
+    ]
+
+
+def _collateral_failures(held: Held, ranked: list[int]) -> list[dict[str, Any]]:
+    return [
+        {
+            "slug": held.entries[e]["slug"],
+            "ranks": sorted(r for r in held.ranks_of(e) if r is not None),
+        }
+        for e in ranked[1:]
+        if held.collateral(e)
+    ]
+
+
+def _evidence(
+    held: Held, winner: int, rank: int | None, sources: list[str]
+) -> tuple[list[dict[str, Any]], str]:
+    """The evidence lines in log order, and the line of the strongest error signal: the one
+    the root cause quotes (the first line by position may be a frame above the error)."""
+    signals = held.signals
+    chosen: dict[tuple[int, int], str] = {}
+    order = sorted(
+        held.by_entry[winner], key=lambda p: (signals[p].kind != "error", -signals[p].weight)
+    )
+    headline = ""
+    for p in order:
+        hits = held.hits[p]
+        hit = (
+            hits.get(rank) if rank in hits else min(hits.values(), key=lambda h: (h.source, h.line))
+        )
+        assert hit is not None
+        chosen[(hit.source, hit.line)] = short(hit.text)
+        headline = headline or chosen[(hit.source, hit.line)]
+        if len(chosen) >= MAX_EVIDENCE:
+            break
+    if len(sources) > 1:  # merged per-rank files: a line number needs its file
+        return [
+            {"file": sources[src], "line": line, "text": text}
+            for (src, line), text in sorted(chosen.items())
+        ], headline
+    return [{"line": line, "text": text} for (_, line), text in sorted(chosen.items())], headline
+
+
+def _missing_facts(scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool) -> list[str]:
+    facts = []
+    if scan.chars == 0 or not scan.tail:
+        return ["the log is empty: paste or upload the whole output of the failed run"]
+    if not diagnosed:
+        if scan.tracebacks == 0 and not scan.exceptions:
+            facts.append(
+                "no traceback or error line: include the stderr of every rank, not only stdout"
+            )
+        elif scan.exceptions:
+            facts.append(
+                "the error found matches no known failure: include the full traceback, the "
+                "command line and the versions of torch, CUDA and NCCL"
+            )
+        if scan.tail and _PROGRESS_RE.search(scan.tail[-1][-400:]):
+            facts.append(
+                "the log stops before the error: include the end of the output, after the "
+                "last training step"
+            )
+    elif multi and rank is None:
+        facts.append(
+            "which rank failed first cannot be told: include the logs of every rank with "
+            "timestamps (e.g. torchrun --tee 3 and logging with %(asctime)s)"
+        )
+    return facts

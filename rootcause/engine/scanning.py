@@ -1,0 +1,322 @@
+"""Reading a log: one pass over line-aligned chunks that remembers a bounded state (Scan).
+
+Hyperscan flags the lines that match a fingerprint or one of the engine's own markers, and only
+those lines get Python work (prefix, rank, time, traceback look-back, confirmation). State is
+bounded whatever the log size: first hits per signal and rank, a capped list of anchor lines, the
+last lines of the log, and the look-back window.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from rootcause.evidence import LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
+from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
+from rootcause.ranks import CRASH_EXIT_RE, LAUNCHER_RANK_RE, ROOT_CAUSE_HEAD, CrossRankEvidence
+
+EVIDENCE_CHARS = 300  # what an evidence line shows of its line
+HIT_CHARS = 2 * EVIDENCE_CHARS  # what a remembered hit keeps of its line
+MAX_ANCHORS = 2000
+MAX_PENDING = 2000
+# An exception line ("RuntimeError: ...") as Python prints the last line of a traceback.
+_RAISED_RE = re.compile(r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception)\b: ")
+MAX_UNRANKED_RAISES = 50
+TAIL_LINES = 6  # the last lines of a log kept for the missing-facts and recovery checks
+
+# The engine's own markers, scanned in the same database after the catalogue's signals.
+INTERNAL = {
+    "traceback": r"Traceback \(most recent call last\)",
+    "exception": (
+        r"\b[A-Z][A-Za-z0-9_]{0,60}(Error|Exception)\b: |terminate called after throwing|"
+        r"\bwhat\(\): |\bNCCL WARN\b|Segmentation fault|Fatal Python error|core dumped|"
+        r"\bKilled\s*$|\bexitcode\s*: -?[1-9]"
+    ),
+    "seqnum": r"WorkNCCL\(SeqNum=\d+, OpType=",
+    "enqueued": r"last enqueued NCCL work: -?\d+, last completed NCCL work",
+    "mismatch": r"is running collective: CollectiveFingerPrint\(",
+    "first_pg": r"First PG on this rank to signal dumping",
+    "named_rank": (
+        r"did not receive grad for rank \d|failed to pass monitoredBarrier|"
+        r"waiting for send/recv from rank \d"
+    ),
+    "launcher_rank": r"rank\s*:\s*\d+\s*\(local_rank",
+}
+# Rank markers, one pattern per rank number, reported once per chunk (Hyperscan SINGLEMATCH):
+# the set of ranks a log shows costs no per-line work.
+MAX_MARKED_RANK = 256
+RANK_MARKERS = [
+    rf"\[(?:rank|default|Rank|RANK)(?: |: )?{r}\]|\brank={r}\b|^{r}: "
+    for r in range(MAX_MARKED_RANK)
+]
+# Hits of one signal in one chunk that get Python work: the first ones and the last ones (the
+# end of a log is where the error and its context usually are). A signal firing on every line
+# of a healthy log then costs a bounded amount per chunk.
+HEAD_HITS, TAIL_HITS = 3, 20
+# A caught error after which the run went on training (this many of the log's last lines are
+# training progress, and no error or traceback came after it) was recovered from: a retried OOM
+# that halved the batch. Bare tqdm bars do not count: a dying process still flushes its bars.
+RECOVERY_PROGRESS_LINES = 3
+TRAINING_LINE_RE = re.compile(
+    r"(?i)\b(?:step|epoch|iter|iteration)\b[ =:\[]{0,3}\d|"
+    r"\b(?:train_|val_|eval_)?loss['\"]?\s{0,3}[:=]\s{0,3}[0-9]"
+)
+
+Stream = tuple[int, str | None, int | None]  # (source index, host, rank)
+
+
+@dataclass
+class Hit:
+    """A line that matched a signal or a marker, as the rules need it later."""
+
+    source: int
+    line: int
+    rank: int | None
+    host: str | None
+    ts: float | None
+    text: str
+    # for an exception raised while handling an earlier one: the line span (first line of the
+    # chain, marker line) where the earlier exceptions sit
+    chained: tuple[int, int] | None = None
+
+
+@dataclass
+class Scan:
+    """Everything one diagnosis remembers while it reads; every container is bounded."""
+
+    sources: list[str] = field(default_factory=list)
+    source_ranks: list[int | None] = field(default_factory=list)
+    lines: int = 0
+    chars: int = 0
+    # signal index -> first confirmed hit per rank (None for unranked), for held signals
+    first_hits: dict[int, dict[int | None, Hit]] = field(default_factory=dict)
+    # signal index -> first hits whatever in_frame/numeric said (for search)
+    loose_hits: dict[int, list[Hit]] = field(default_factory=dict)
+    # (entry, stream) -> lines of its unconditional error hits, for within_lines
+    anchors: dict[tuple[int, Stream], list[int]] = field(default_factory=dict)
+    pending: list[tuple[int, Stream, Hit]] = field(default_factory=list)
+    tracebacks: int = 0
+    exceptions: dict[int | None, Hit] = field(default_factory=dict)
+    ranks_seen: set[int] = field(default_factory=set)
+    evidence: CrossRankEvidence = field(default_factory=CrossRankEvidence)
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    tail_at: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    # positions (source, line) for the recovery rule: the last error hit of each entry, and
+    # the last error hit / exception / traceback line of any kind
+    last_error: dict[int, tuple[int, int]] = field(default_factory=dict)
+    last_trouble: tuple[int, int] = (-1, -1)
+    # entry -> positions of its error lines that are a raised exception on an unranked line (not
+    # the later link of a chain): several of them are several processes
+    unranked_raises: dict[int, set[tuple[int, int]]] = field(default_factory=dict)
+    # positions of trouble lines (traceback / exception) after which training went on for at
+    # least RECOVERY_PROGRESS_LINES progress lines before the next trouble line
+    resumed_after: list[tuple[int, int]] = field(default_factory=list)
+
+
+_NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
+
+
+def rank_from_name(name: str, index: int) -> int:
+    m = _NAME_RANK_RE.search(name.rsplit("/", 1)[-1])
+    return int(m.group(1)) if m else index
+
+
+def _mark_chain(ctx: LineContext, i: int, lineno: int, hit: Hit) -> None:
+    chain = ctx.chained_after(i)
+    if chain is not None:
+        hit.chained = (lineno + chain[0], lineno + chain[1])
+
+
+class Scanner:
+    """The catalogue's signals and the engine's markers in one Hyperscan database, and the work
+    on the lines they flag. Built once per engine; a Scan holds what one log leaves behind."""
+
+    def __init__(self, signals: list[Signal]) -> None:
+        self.signals = signals
+        self.internal_base = len(signals)
+        self.internal_names = list(INTERNAL)
+        self.marker_base = self.internal_base + len(INTERNAL)
+        self.matcher = Matcher(
+            [s.regex.pattern for s in signals] + list(INTERNAL.values()) + RANK_MARKERS,
+            single=set(range(self.marker_base, self.marker_base + len(RANK_MARKERS))),
+        )
+
+    def scan_source(self, scan: Scan, source: int, chunks: Iterable[str]) -> None:
+        tail: Sequence[str] = []
+        base = 0  # lines before the current chunk
+        for chunk in chunks:
+            if not chunk:
+                continue
+            scan.chars += len(chunk)
+            body = chunk[:-1] if chunk.endswith("\n") else chunk
+            data = body.encode("utf-8", "surrogatepass")
+            hits, starts = self.matcher.scan(data)
+            window = ChunkLines(tail, data, starts)
+            # the chunk's own last lines (the look-back tail before them was kept already)
+            last_lines = window[-min(TAIL_LINES, window.n_lines) :]
+            first_no = base + window.n_lines - len(last_lines) + 1
+            for k, line in enumerate(last_lines):
+                if line.strip():
+                    scan.tail.append(line)
+                    scan.tail_at.append((source, first_no + k))
+            ctx = LineContext(window)
+            offset = len(tail)
+            anchored: set[int] = set()
+            by_signal: dict[int, list[int]] = {}
+            for line_index, pid in hits:
+                if pid >= self.marker_base:
+                    scan.ranks_seen.add(pid - self.marker_base)
+                elif pid >= self.internal_base:
+                    self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
+                else:
+                    by_signal.setdefault(pid, []).append(line_index)
+                    if self.signals[pid].kind == "error":
+                        anchored.add(self.signals[pid].entry)
+            # errors first, so that support hits of an entry see its anchors of this chunk
+            for pid in sorted(by_signal, key=lambda p: self.signals[p].kind != "error"):
+                indexes = by_signal[pid]
+                sig = self.signals[pid]
+                keep_all = sig.kind == "support" and sig.entry in anchored and sig.within_lines
+                if not keep_all and len(indexes) > HEAD_HITS + TAIL_HITS:
+                    indexes = indexes[:HEAD_HITS] + indexes[-TAIL_HITS:]
+                for line_index in indexes:
+                    self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
+            base += window.n_lines
+            tail = window.last(LOOKBACK_LINES)
+        scan.lines += base
+
+    def _on_hit(
+        self, scan: Scan, ctx: LineContext, source: int, i: int, lineno: int, pid: int
+    ) -> None:
+        info = ctx.resolve(i)
+        if info.rank is None and scan.source_ranks[source] is not None:
+            info = replace(info, rank=scan.source_ranks[source])
+        if info.rank is not None:
+            scan.ranks_seen.add(info.rank)
+        if pid >= self.internal_base:
+            self._on_internal(
+                scan, ctx, self.internal_names[pid - self.internal_base], i, info, source, lineno
+            )
+            return
+        sig = self.signals[pid]
+        text = info.text
+        window = text if len(text) <= 4 * CONFIRM_WINDOW else text[: 4 * CONFIRM_WINDOW]
+        m = sig.regex.search(window)
+        if m is None:
+            return
+        hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS])
+        loose = scan.loose_hits.setdefault(pid, [])
+        if len(loose) < 5:
+            loose.append(hit)
+        if sig.numeric is not None and not sig.numeric.holds(m.groupdict()):
+            return
+        if sig.in_frame is not None:
+            frames = [f[:1000] for f in ctx.frames(i)] + [text[:1000]]
+            if not any(sig.in_frame.search(f) for f in frames):
+                return
+        stream: Stream = (source, info.host, info.rank)
+        if sig.kind == "error":
+            at = (source, lineno)
+            scan.last_error[sig.entry] = max(scan.last_error.get(sig.entry, at), at)
+            scan.last_trouble = max(scan.last_trouble, at)
+            if info.rank is None and _RAISED_RE.match(text):
+                raises = scan.unranked_raises.setdefault(sig.entry, set())
+                if len(raises) < MAX_UNRANKED_RAISES and ctx.chained_after(i) is None:
+                    raises.add(at)
+        if sig.within_lines is not None:
+            if len(scan.pending) < MAX_PENDING:
+                if sig.kind == "error":
+                    _mark_chain(ctx, i, lineno, hit)
+                scan.pending.append((pid, stream, hit))
+            return
+        if sig.kind == "error":
+            anchors = scan.anchors.setdefault((sig.entry, stream), [])
+            if len(anchors) < MAX_ANCHORS:
+                anchors.append(lineno)
+        per_rank = scan.first_hits.setdefault(pid, {})
+        if info.rank not in per_rank:
+            # only kept hits need the (look-back) chain walk
+            if sig.kind == "error":
+                _mark_chain(ctx, i, lineno, hit)
+            per_rank[info.rank] = hit
+
+    def _on_internal(
+        self,
+        scan: Scan,
+        ctx: LineContext,
+        name: str,
+        i: int,
+        info: LineInfo,
+        source: int,
+        lineno: int,
+    ) -> None:
+        if name in ("traceback", "exception"):
+            self._note_resumption(scan, ctx, i, source, lineno)
+            scan.last_trouble = max(scan.last_trouble, (source, lineno))
+        if name == "traceback":
+            scan.tracebacks += 1
+        elif name == "exception":
+            if info.rank is not None and CRASH_EXIT_RE.match(info.text):
+                scan.evidence.crashed.add(info.rank)
+            if info.rank not in scan.exceptions:
+                scan.exceptions[info.rank] = Hit(
+                    source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS]
+                )
+        elif name == "launcher_rank":
+            m = LAUNCHER_RANK_RE.match(info.text)
+            if m and scan.evidence.launcher_root is None:
+                for j in range(i - 1, max(-1, i - 5), -1):
+                    if ROOT_CAUSE_HEAD in ctx.parsed(j).text:
+                        scan.evidence.launcher_root = int(m.group(1))
+                        break
+        else:
+            scan.evidence.observe(info.rank, info.text)
+
+    def _note_resumption(
+        self, scan: Scan, ctx: LineContext, i: int, source: int, lineno: int
+    ) -> None:
+        """Remember the previous trouble line when training progress separates it from this one.
+
+        Only the look-back window is read (at most LOOKBACK_LINES lines, stopping at the
+        count needed), and only on trouble lines that follow a gap.
+        """
+        src, last = scan.last_trouble
+        gap = lineno - last - 1
+        if src != source or gap < RECOVERY_PROGRESS_LINES or len(scan.resumed_after) >= MAX_ANCHORS:
+            return
+        found = 0
+        for j in range(i - 1, max(-1, i - 1 - min(gap, LOOKBACK_LINES)), -1):
+            if TRAINING_LINE_RE.search(ctx.lines[j][:400]):
+                found += 1
+                if found >= RECOVERY_PROGRESS_LINES:
+                    scan.resumed_after.append(scan.last_trouble)
+                    return
+
+    def held(self, scan: Scan) -> dict[int, dict[int | None, Hit]]:
+        """Signal index -> first hit per rank, for every signal whose conditions held."""
+        held = {pid: dict(per_rank) for pid, per_rank in scan.first_hits.items()}
+        for lines in scan.anchors.values():
+            lines.sort()  # signals are processed one after the other: restore line order
+        for pid, stream, hit in scan.pending:
+            sig = self.signals[pid]
+            assert sig.within_lines is not None
+            if self._near_anchor(scan, sig, stream, hit.line):
+                held.setdefault(pid, {}).setdefault(hit.rank, hit)
+        return held
+
+    def _near_anchor(self, scan: Scan, sig: Signal, stream: Stream, line: int) -> bool:
+        source, host, rank = stream
+        assert sig.within_lines is not None
+        for (entry, (src, h, r)), lines in scan.anchors.items():
+            if entry != sig.entry or src != source or h != host:
+                continue
+            if r is not None and rank is not None and r != rank:
+                continue
+            # sorted in _held: the nearest anchor is found by bisection
+            at = bisect.bisect_left(lines, line - sig.within_lines)
+            if at < len(lines) and lines[at] <= line + sig.within_lines:
+                return True
+        return False
