@@ -18,6 +18,21 @@ _request_id: ContextVar[str] = ContextVar("request_id", default="-")
 _VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
+# URL arguments that are secrets (a password-reset or verification link): logged as "<redacted>".
+SECRET_URL_KWARGS = frozenset({"token", "uidb64"})
+
+
+def loggable_path(request: HttpRequest) -> str:
+    """The request path with secret URL arguments redacted; never the query string."""
+    path = request.path
+    match = request.resolver_match
+    if match is not None:
+        for name, value in match.kwargs.items():
+            if name in SECRET_URL_KWARGS and isinstance(value, str) and value:
+                path = path.replace(value, "<redacted>")
+    return path
+
+
 def current_request_id() -> str:
     return _request_id.get()
 
@@ -40,16 +55,17 @@ class RequestLogMiddleware:
         try:
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
-            # The path only, never the query string: it could carry a token.
+            # The path only, never the query string, and without secret URL arguments.
+            path = loggable_path(request)
             logger.info(
                 "%s %s %s %.1fms",
                 request.method,
-                request.path,
+                path,
                 response.status_code,
                 (time.perf_counter() - started) * 1000,
                 extra={
                     "method": request.method,
-                    "path": request.path,
+                    "path": path,
                     "status": response.status_code,
                     "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                 },
