@@ -37,19 +37,19 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
                 {"file": label["file"], "expected": label["slug"], "got": f"error: {exc}"}
             )
             continue
-        got = result["failure"]["slug"] if result["outcome"] == "diagnosed" else "none"
+        got = result.failure.slug if result.failure is not None else "none"
         class_ok = got == label["slug"]
         top1 += class_ok
         if label["slug"] == "none" and got != "none":
             healthy_bad += 1
         rank_checked = label.get("initiating_rank") is not None
-        rank_right = not rank_checked or result["initiating_rank"] == label["initiating_rank"]
+        rank_right = not rank_checked or result.initiating_rank == label["initiating_rank"]
         if rank_checked:
             rank_total += 1
             rank_ok += rank_right
         if label.get("multi_rank"):
             multi_total += 1
-            multi_ok += result["initiating_rank"] == label.get("initiating_rank")
+            multi_ok += result.initiating_rank == label.get("initiating_rank")
         if not (class_ok and rank_right):
             misses.append(
                 {
@@ -57,7 +57,7 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
                     "expected": label["slug"],
                     "got": got,
                     "expected_rank": label.get("initiating_rank"),
-                    "got_rank": result["initiating_rank"],
+                    "got_rank": result.initiating_rank,
                 }
             )
     return {

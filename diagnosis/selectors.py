@@ -12,6 +12,7 @@ from accounts.authentication import TokenUser
 from accounts.models import Organization
 from accounts.selectors import organization_for_user
 from diagnosis.models import Diagnosis
+from rootcause.result import DiagnosisResult, result_from_json
 
 
 def organization_for(caller: Any) -> Organization | None:
@@ -34,6 +35,17 @@ def get_diagnosis_for(caller: Any, diagnosis_id: uuid.UUID | str) -> Diagnosis:
         return diagnoses_for(caller).get(id=diagnosis_id)
     except (Diagnosis.DoesNotExist, ValueError, TypeError):
         raise Http404("No such diagnosis.") from None
+
+
+def stored_result(diagnosis: Diagnosis) -> DiagnosisResult | None:
+    """The typed result stored on the row, None until the match stage has stored one.
+
+    Rows stored before the result carried its masking counts take them from their column.
+    Raises msgspec.ValidationError for a stored result that does not fit the type.
+    """
+    if not diagnosis.result:
+        return None
+    return result_from_json({"masking": diagnosis.masking_counts, **diagnosis.result})
 
 
 RESULT_KEYS = (

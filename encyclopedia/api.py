@@ -25,6 +25,7 @@ from encyclopedia.serializers import (
     SearchInputSerializer,
     SearchOutputSerializer,
 )
+from rootcause.result import as_json
 
 PROBLEM = OpenApiResponse(ProblemSerializer, description="Problem details (RFC 9457).")
 
@@ -105,9 +106,12 @@ class EntrySearchApi(APIView):
         results = selectors.search_entries(
             params.validated_data["text"], limit=params.validated_data["limit"]
         )
-        for result in results:
-            result["url"] = reverse("encyclopedia:entry", args=[result["slug"]])
-        payload = {"catalogue_version": selectors.current_version(), "results": results}
+        payload = {
+            "catalogue_version": selectors.current_version(),
+            "results": [
+                {**as_json(r), "url": reverse("encyclopedia:entry", args=[r.slug])} for r in results
+            ],
+        }
         return Response(SearchOutputSerializer(payload).data)
 
 

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from config.problems import PayloadTooLarge
 from encyclopedia.models import CatalogueVersion, Entry
 from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
+from rootcause.result import SearchMatch
 
 if TYPE_CHECKING:
     from rootcause.engine import Engine
@@ -128,7 +129,7 @@ def current_engine() -> Engine:
     return engine
 
 
-def search_entries(text: str, *, limit: int = 10) -> list[dict[str, Any]]:
+def search_entries(text: str, *, limit: int = 10) -> list[SearchMatch]:
     """Entries whose fingerprints match pasted error text, best first, with the lines that matched.
 
     Uses the pipeline's matcher, built once per catalogue version and process.
@@ -140,5 +141,4 @@ def search_entries(text: str, *, limit: int = 10) -> list[dict[str, Any]]:
         )
     if not text.strip():
         return []
-    results: list[dict[str, Any]] = current_engine().search(text, limit=limit)
-    return results
+    return current_engine().search(text, limit=limit)

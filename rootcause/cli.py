@@ -16,14 +16,18 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import httpx
+import msgspec
 import typer
+from msgspec import UNSET, UnsetType
 
 from rootcause.engine import Engine, get_engine
 from rootcause.intake import SNIFF_BYTES, not_a_log
-from rootcause.remediation import remediation_for
+from rootcause.remediation import complete_result
+from rootcause.result import DiagnosisResult
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -35,6 +39,15 @@ Files = Annotated[list[str], typer.Argument(help="log files; '-' reads standard 
 
 class InputError(Exception):
     """A file that cannot be read as a text log; the message is for the user."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileResult(DiagnosisResult):
+    """What `diagnose` prints for one file (or for the merged files of one job)."""
+
+    file: str  # the path given, or the paths joined by commas for --merge
+    # the diagnosis in the service's history, when the service diagnosed the file
+    id: str | UnsetType = UNSET
 
 
 def _refuse_if_not_a_log(head: bytes, name: str) -> None:
@@ -95,14 +108,14 @@ def masked_chunks(pieces: Iterable[bytes], counts: dict[str, int]) -> Iterator[s
         counts.update(masker.counts)
 
 
-def diagnose_path(path: str, engine: Engine) -> dict[str, Any]:
+def diagnose_path(path: str, engine: Engine) -> FileResult:
     """What `diagnose --offline` computes for one file (also used by `make eval`)."""
     counts: dict[str, int] = {}
     result = engine.diagnose(masked_chunks(raw_pieces(path), counts))
     return _completed(result, engine, counts, path)
 
 
-def diagnose_merged(paths: list[str], engine: Engine) -> dict[str, Any]:
+def diagnose_merged(paths: list[str], engine: Engine) -> FileResult:
     counts: dict[str, int] = {}
     sources = [(p, masked_chunks(raw_pieces(p), counts)) for p in paths]
     result = engine.diagnose_sources(sources)
@@ -110,44 +123,38 @@ def diagnose_merged(paths: list[str], engine: Engine) -> dict[str, Any]:
 
 
 def _completed(
-    result: dict[str, Any], engine: Engine, counts: dict[str, int], name: str
-) -> dict[str, Any]:
+    result: DiagnosisResult, engine: Engine, counts: dict[str, int], name: str
+) -> FileResult:
     """Stage 3 offline: the fix is always included on the user's own machine."""
-    failure = result.get("failure")
-    remediation = (
-        remediation_for(engine.by_slug[failure["slug"]], include_fix=True) if failure else None
-    )
-    if remediation:
-        result["remediation"] = remediation
-    result["masking"] = counts
-    result["file"] = name
-    return result
+    entry = engine.by_slug[result.failure.slug] if result.failure else None
+    completed = complete_result(result, entry=entry, include_fix=True, masking=counts)
+    return FileResult(**vars(completed), file=name)
 
 
-def render(result: dict[str, Any]) -> str:
-    out = [f"== {result['file']}"]
-    if result["outcome"] != "diagnosed":
+def render(result: FileResult) -> str:
+    out = [f"== {result.file}"]
+    if result.failure is None:
         out.append("no known failure matched")
     else:
-        f = result["failure"]
-        out.append(f"class:      {f['slug']} ({f['title']}, {f['category']})")
-        out.append(f"confidence: {f['confidence']:.2f}")
-        out.append(f"root cause: {result['root_cause']}")
-        rank = result["initiating_rank"]
+        f = result.failure
+        out.append(f"class:      {f.slug} ({f.title}, {f.category})")
+        out.append(f"confidence: {f.confidence:.2f}")
+        out.append(f"root cause: {result.root_cause}")
+        rank = result.initiating_rank
         out.append(f"initiating rank: {'n/a (single process)' if rank is None else rank}")
-        for c in result["collateral"]:
-            ranks = ", ".join(str(r) for r in c["ranks"]) or "-"
-            out.append(f"collateral: {c['slug']} on ranks {ranks}")
-    if result["evidence"]:
+        for c in result.collateral:
+            ranks = ", ".join(str(r) for r in c.ranks) or "-"
+            out.append(f"collateral: {c.slug} on ranks {ranks}")
+    if result.evidence:
         out.append("evidence:")
-        out.extend(f"  {e['line']:>7}: {e['text']}" for e in result["evidence"])
-    remediation = result.get("remediation")
+        out.extend(f"  {e.line:>7}: {e.text}" for e in result.evidence)
+    remediation = result.remediation
     if remediation:
         out.append("fix:")
-        out.extend(f"  - {step}" for step in remediation["steps"])
-        out.append(f"  command: {remediation['command']}")
-        out.append(f"verify: {remediation['verification_command']}")
-    for fact in result["missing_facts"]:
+        out.extend(f"  - {step}" for step in remediation.steps)
+        out.append(f"  command: {remediation.command}")
+        out.append(f"verify: {remediation.verification_command}")
+    for fact in result.missing_facts:
         out.append(f"missing: {fact}")
     return "\n".join(out)
 
@@ -183,8 +190,8 @@ def _api_error(response: httpx.Response) -> str:
 
 def diagnose_online(
     path: str, *, url: str, token: str, idempotency_key: str = "", timeout: float = 600
-) -> dict[str, Any]:
-    """Posts one log to the service and waits for its result (the API's result format)."""
+) -> FileResult:
+    """Posts one log to the service and waits for its result, read back as the typed result."""
     body, size = _request_body(path)
     headers = {
         "Authorization": f"Bearer {token}",
@@ -214,13 +221,16 @@ def diagnose_online(
         raise InputError(f"{path}: cannot reach {url} ({exc})") from exc
     if result["status"] == "failed":
         raise InputError(f"{path}: the service failed: {result.get('failure_reason', '')}")
-    result["file"] = path
-    return result
+    try:
+        # the result's fields and the diagnosis id; the record's other fields are left out
+        return msgspec.convert({**result, "file": path}, type=FileResult)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{path}: the service answered an unexpected result ({exc})") from None
 
 
-def _emit(result: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps(result, ensure_ascii=False))
+def _emit(result: FileResult, json_lines: bool) -> None:
+    if json_lines:
+        typer.echo(json.dumps(msgspec.to_builtins(result), ensure_ascii=False))
     else:
         typer.echo(render(result))
 
@@ -274,7 +284,7 @@ def diagnose(
         _diagnose_each(files, lambda path: diagnose_path(path, engine), as_json)
 
 
-def _diagnose_each(files: list[str], run: Callable[[str], dict[str, Any]], as_json: bool) -> None:
+def _diagnose_each(files: list[str], run: Callable[[str], FileResult], as_json: bool) -> None:
     """One result per file; a file that fails is reported and the others still run."""
     failed = False
     for path in files:

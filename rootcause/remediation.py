@@ -1,4 +1,4 @@
-"""Remediation lookup (stage 3): the entry's fix steps, command and verification command.
+"""Remediation (stage 3): the entry's fix steps, command and verification command.
 
 Whether fix steps are included follows the caller's trust tier. The service asks
 `billing_tiers.selectors.includes_fix_steps` (the one gate); the offline CLI includes them, since it
@@ -7,19 +7,36 @@ runs on the user's own machine with the catalogue shipped in the package.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import replace
 
-Entry = dict[str, Any]
+from msgspec import UNSET
+
+from rootcause.catalogue import Entry
+from rootcause.result import DiagnosisResult, Remediation
 
 
-def remediation_for(entry: Entry, *, include_fix: bool) -> dict[str, Any] | None:
+def remediation_for(entry: Entry, *, include_fix: bool) -> Remediation | None:
     if not include_fix:
         return None
     fix = entry.get("fix") or {}
     verification = entry.get("verification") or {}
-    return {
-        "steps": list(fix.get("steps", [])),
-        "command": fix.get("command", ""),
-        "verification_command": verification.get("command", ""),
-        "verification_expect": verification.get("expect", ""),
-    }
+    return Remediation(
+        steps=list(fix.get("steps", [])),
+        command=fix.get("command", ""),
+        verification_command=verification.get("command", ""),
+        verification_expect=verification.get("expect", ""),
+    )
+
+
+def complete_result(
+    result: DiagnosisResult,
+    *,
+    entry: Entry | None,
+    include_fix: bool,
+    masking: Mapping[str, int],
+) -> DiagnosisResult:
+    """Stage 3: the result with the masking counts and, when the tier includes fixes, the fix of
+    the diagnosed entry (`entry` is None for no_match, or when the catalogue lost the entry)."""
+    remediation = remediation_for(entry, include_fix=include_fix) if entry else None
+    return replace(result, remediation=remediation or UNSET, masking=dict(masking))

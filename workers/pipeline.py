@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from django.conf import settings
 
 from billing_tiers.selectors import includes_fix_steps
 from diagnosis import services
+from diagnosis.selectors import stored_result
 from diagnosis.stages import Status
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from encyclopedia.selectors import current_engine
 from rootcause.masking import Masker, iter_line_chunks
-from rootcause.remediation import remediation_for
+from rootcause.remediation import complete_result
+from rootcause.result import as_json
 
 logger = logging.getLogger(__name__)
 
@@ -55,14 +56,13 @@ def run_match(claim: services.Claim) -> bool:
     if not store.exists(masked_key):
         raise StageError("the masked log expired before it could be matched")
     engine = current_engine()
-    analysis = engine.diagnose(iter_line_chunks(store.read(masked_key)))
-    failure = analysis.get("failure") or {}
+    result = engine.diagnose(iter_line_chunks(store.read(masked_key)))
     return services.complete_stage(
         claim,
         fields={
-            "result": analysis,
-            "outcome": analysis.get("outcome", ""),
-            "failure_slug": failure.get("slug", ""),
+            "result": as_json(result),
+            "outcome": result.outcome,
+            "failure_slug": result.failure.slug if result.failure else "",
             "catalogue_version": engine.version,
         },
     )
@@ -70,17 +70,18 @@ def run_match(claim: services.Claim) -> bool:
 
 def run_remediate(claim: services.Claim) -> bool:
     diagnosis = claim.diagnosis
-    result: dict[str, Any] = dict(diagnosis.result)
+    matched = stored_result(diagnosis)
+    if matched is None:
+        raise StageError("the match stage stored no result")
     slug = diagnosis.failure_slug
-    entry = current_engine().by_slug.get(slug) if slug else None
-    remediation = (
-        remediation_for(entry, include_fix=includes_fix_steps(diagnosis.organization))
-        if entry
-        else None
+    result = complete_result(
+        matched,
+        # None when an admin edit removed the entry since matching: the result goes without a fix
+        entry=current_engine().by_slug.get(slug) if slug else None,
+        include_fix=includes_fix_steps(diagnosis.organization),
+        masking=diagnosis.masking_counts,
     )
-    if remediation:
-        result["remediation"] = remediation
-    completed = services.complete_stage(claim, fields={"result": result})
+    completed = services.complete_stage(claim, fields={"result": as_json(result)})
     if completed:
         get_store(settings.REDIS_URL).delete(staging_key(MASKED, str(diagnosis.id)))
         logger.info("diagnosis %s done: %s", diagnosis.id, slug or "no_match")

@@ -1,4 +1,4 @@
-"""The diagnosis engine: masked log chunks in, the DESIGN.md result (less id/status/masking) out.
+"""The diagnosis engine: masked log chunks in, a DiagnosisResult (rootcause.result) out.
 
 `scanning` reads a log in one pass and keeps a bounded state, `rules` decides which entry it shows
 and which rank failed first, `report` builds the result, and `core` holds the compiled catalogue

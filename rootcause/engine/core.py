@@ -1,5 +1,4 @@
-"""The engine: a compiled catalogue that turns masked log chunks into the DESIGN.md result (less
-id/status/masking).
+"""The engine: a compiled catalogue that turns masked log chunks into a DiagnosisResult.
 
 Reading is `scanning`, deciding is `rules`, writing the result is `report`; the engine holds the
 compiled catalogue they share and runs them in that order.
@@ -10,13 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from functools import cache
-from typing import Any
 
 from rootcause.catalogue import Entry, catalogue_version, load_entries
 from rootcause.engine import report, rules
-from rootcause.engine.report import Result
 from rootcause.engine.scanning import Scan, Scanner, rank_from_name
 from rootcause.matching import Signal, signals_of
+from rootcause.result import DiagnosisResult, EvidenceLine, SearchMatch
 
 
 class Engine:
@@ -29,10 +27,10 @@ class Engine:
         self.scanner = Scanner(self.signals)
         self.by_slug = {e["slug"]: e for e in entries}
 
-    def diagnose(self, chunks: Iterable[str]) -> Result:
+    def diagnose(self, chunks: Iterable[str]) -> DiagnosisResult:
         return self.diagnose_sources([("log", chunks)])
 
-    def diagnose_sources(self, sources: Iterable[tuple[str, Iterable[str]]]) -> Result:
+    def diagnose_sources(self, sources: Iterable[tuple[str, Iterable[str]]]) -> DiagnosisResult:
         """Several per-rank files of one job: each is scanned as its own stream of lines.
 
         With more than one file, lines that carry no rank take the file's rank: the number in
@@ -53,7 +51,7 @@ class Engine:
             return report.no_match(held, scan, self.version)
         return report.diagnosed(held, scan, ranked, self.version)
 
-    def search(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
+    def search(self, text: str, limit: int = 10) -> list[SearchMatch]:
         """Entries whose signals match pasted error text, best first (no threshold)."""
         scan = Scan(sources=["search"], source_ranks=[None])
         self.scanner.scan_source(scan, 0, [text if text.endswith("\n") else text + "\n"])
@@ -70,14 +68,14 @@ class Engine:
                 {(h.line, report.short(h.text)) for s in sigs for h in scan.loose_hits[s][:3]}
             )
             found.append(
-                {
-                    "slug": entry["slug"],
-                    "title": entry["title"],
-                    "score": round(score, 3),
-                    "lines": [{"line": n, "text": t} for n, t in lines[:5]],
-                }
+                SearchMatch(
+                    slug=entry["slug"],
+                    title=entry["title"],
+                    score=round(score, 3),
+                    lines=[EvidenceLine(line=n, text=t) for n, t in lines[:5]],
+                )
             )
-        found.sort(key=lambda f: (-f["score"], f["slug"]))
+        found.sort(key=lambda f: (-f.score, f.slug))
         return found[:limit]
 
 

@@ -1,16 +1,20 @@
-"""Building the result from what held: the failure, the per-rank rows, the collateral failures,
-the evidence lines, the root-cause sentence and the facts a reader should add."""
+"""Building the DiagnosisResult from what held: the failure, the per-rank rows, the collateral
+failures, the evidence lines, the root-cause sentence and the facts a reader should add."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from rootcause.catalogue import Entry
 from rootcause.engine.rules import Held, confidence, initiating
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
-
-Result = dict[str, Any]
+from rootcause.result import (
+    CollateralFailure,
+    DiagnosisResult,
+    EvidenceLine,
+    Failure,
+    RankRow,
+)
 
 MAX_EVIDENCE = 6
 # The last line of a log that stops in the middle of training.
@@ -36,7 +40,7 @@ def _first_sentence(text: str, limit: int = 300) -> str:
     return text[: cut if cut > limit // 2 else limit].rstrip() + "…"
 
 
-def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Result:
+def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> DiagnosisResult:
     """The result when `ranked` (winner first, see rules.candidates) is not empty."""
     winner = ranked[0]
     entry = held.entries[winner]
@@ -51,29 +55,29 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Result
             "(the traceback shows the call that failed; for a killed process add "
             "`dmesg | tail`)"
         )
-    return {
-        "outcome": "diagnosed",
-        "failure": {
-            "slug": entry["slug"],
-            "title": entry["title"],
-            "category": entry["category"],
-            "confidence": round(min(score, 0.99), 2),
-        },
-        "root_cause": _root_cause(entry, rank, rank_reason, headline, multi=multi),
-        "initiating_rank": rank,
-        "ranks": _rank_rows(held, winner, rank),
-        "collateral": _collateral_failures(held, ranked),
-        "evidence": evidence,
-        "missing_facts": missing,
-        "encyclopedia_url": f"/encyclopedia/{entry['slug']}/",
-        "catalogue_version": version,
-    }
+    return DiagnosisResult(
+        outcome="diagnosed",
+        failure=Failure(
+            slug=entry["slug"],
+            title=entry["title"],
+            category=entry["category"],
+            confidence=round(min(score, 0.99), 2),
+        ),
+        root_cause=_root_cause(entry, rank, rank_reason, headline, multi=multi),
+        initiating_rank=rank,
+        ranks=_rank_rows(held, winner, rank),
+        collateral=_collateral_failures(held, ranked),
+        evidence=evidence,
+        missing_facts=missing,
+        encyclopedia_url=f"/encyclopedia/{entry['slug']}/",
+        catalogue_version=version,
+    )
 
 
-def no_match(held: Held, scan: Scan, version: str) -> Result:
+def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
     """The result when no entry held firmly enough: the exception lines found, and what to add."""
     evidence = [
-        {"line": h.line, "text": short(h.text)}
+        EvidenceLine(line=h.line, text=short(h.text))
         for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
     ]
     missing = _missing_facts(scan, diagnosed=False, rank=None, multi=False)
@@ -86,18 +90,18 @@ def no_match(held: Held, scan: Scan, version: str) -> Result:
             f"{held.entries[best]['slug']}, score {scores[best]:.2f}): include the full "
             "traceback of the failing rank and the lines just before it",
         )
-    return {
-        "outcome": "no_match",
-        "failure": None,
-        "root_cause": None,
-        "initiating_rank": None,
-        "ranks": [],
-        "collateral": [],
-        "evidence": evidence,
-        "missing_facts": missing,
-        "encyclopedia_url": None,
-        "catalogue_version": version,
-    }
+    return DiagnosisResult(
+        outcome="no_match",
+        failure=None,
+        root_cause=None,
+        initiating_rank=None,
+        ranks=[],
+        collateral=[],
+        evidence=evidence,
+        missing_facts=missing,
+        encyclopedia_url=None,
+        catalogue_version=version,
+    )
 
 
 def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, multi: bool) -> str:
@@ -114,7 +118,7 @@ def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, m
     return text
 
 
-def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[dict[str, Any]]:
+def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[RankRow]:
     """Per rank, the first error of the most likely entry that rank reported."""
     best: dict[int, tuple[int, int]] = {}  # rank -> (entry, first line)
     for e in sorted(held.scores, key=lambda e: (e != winner, -held.scores[e])):
@@ -122,23 +126,23 @@ def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[dict[str
             if rank not in best:
                 best[rank] = (e, fe.line)
     return [
-        {
-            "rank": rank,
-            "slug": held.entries[e]["slug"],
-            "first_error_line": line,
+        RankRow(
+            rank=rank,
+            slug=held.entries[e]["slug"],
+            first_error_line=line,
             # a collateral class, or a rank that failed after the initiating one
-            "collateral": held.collateral(e) or (initiating is not None and rank != initiating),
-        }
+            collateral=held.collateral(e) or (initiating is not None and rank != initiating),
+        )
         for rank, (e, line) in sorted(best.items())
     ]
 
 
-def _collateral_failures(held: Held, ranked: list[int]) -> list[dict[str, Any]]:
+def _collateral_failures(held: Held, ranked: list[int]) -> list[CollateralFailure]:
     return [
-        {
-            "slug": held.entries[e]["slug"],
-            "ranks": sorted(r for r in held.ranks_of(e) if r is not None),
-        }
+        CollateralFailure(
+            slug=held.entries[e]["slug"],
+            ranks=sorted(r for r in held.ranks_of(e) if r is not None),
+        )
         for e in ranked[1:]
         if held.collateral(e)
     ]
@@ -146,7 +150,7 @@ def _collateral_failures(held: Held, ranked: list[int]) -> list[dict[str, Any]]:
 
 def _evidence(
     held: Held, winner: int, rank: int | None, sources: list[str]
-) -> tuple[list[dict[str, Any]], str]:
+) -> tuple[list[EvidenceLine], str]:
     """The evidence lines in log order, and the line of the strongest error signal: the one
     the root cause quotes (the first line by position may be a frame above the error)."""
     signals = held.signals
@@ -167,10 +171,12 @@ def _evidence(
             break
     if len(sources) > 1:  # merged per-rank files: a line number needs its file
         return [
-            {"file": sources[src], "line": line, "text": text}
+            EvidenceLine(file=sources[src], line=line, text=text)
             for (src, line), text in sorted(chosen.items())
         ], headline
-    return [{"line": line, "text": text} for (_, line), text in sorted(chosen.items())], headline
+    return [
+        EvidenceLine(line=line, text=text) for (_, line), text in sorted(chosen.items())
+    ], headline
 
 
 def _missing_facts(scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool) -> list[str]:

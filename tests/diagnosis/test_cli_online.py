@@ -28,12 +28,17 @@ def test_a_log_is_diagnosed_by_the_service_and_kept_in_history(service, tmp_path
 
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
-    assert body["status"] == "done"
+    # the same typed result as --offline prints, with the diagnosis id in the service's history
+    assert body["outcome"] == "diagnosed"
     assert body["failure"]["slug"] == "optimizer-state-oom"
+    assert body["masking"]["HF_TOKEN"] >= 1
     assert body["file"] == str(log)
+    assert "status" not in body
     for value in PLANTED_SECRETS.values():
         assert value not in result.output
-    assert Diagnosis.objects.get().source == Diagnosis.Source.CLI
+    diagnosis = Diagnosis.objects.get()
+    assert body["id"] == str(diagnosis.id)
+    assert diagnosis.source == Diagnosis.Source.CLI
 
 
 def test_a_gz_file_is_sent_as_is_and_a_retry_with_the_same_key_is_not_a_second_diagnosis(

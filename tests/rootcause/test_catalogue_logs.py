@@ -23,10 +23,10 @@ def test_log_is_diagnosed_as_its_entry(path):
     expect = json.loads(expect_file.read_text()) if expect_file.exists() else {}
     slug = expect.get("slug", path.parent.name)
     if slug == "none":
-        assert result["outcome"] == "no_match", result["failure"]
-        assert result["missing_facts"]
+        assert result.outcome == "no_match", result.failure
+        assert result.missing_facts
         return
-    got = result["failure"]["slug"] if result["failure"] else None
-    assert got == slug, result["evidence"]
+    got = result.failure.slug if result.failure else None
+    assert got == slug, result.evidence
     if "initiating_rank" in expect:
-        assert result["initiating_rank"] == expect["initiating_rank"]
+        assert result.initiating_rank == expect["initiating_rank"]

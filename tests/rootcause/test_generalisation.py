@@ -96,9 +96,9 @@ def test_a_gap_in_rank_numbers_is_not_every_rank():
 def test_error_after_which_training_went_on_is_recovered():
     caught = "WARNING CUDA out of memory with batch_size=64, retrying with 32\n"
     steps = "".join(f"step {i} loss 0.{i}\n" for i in range(1, 5))
-    assert get_engine().diagnose([caught + steps])["outcome"] == "no_match"
+    assert get_engine().diagnose([caught + steps]).outcome == "no_match"
     # the same line at the end of the log is the failure
-    assert get_engine().diagnose([steps + caught])["outcome"] == "diagnosed"
+    assert get_engine().diagnose([steps + caught]).outcome == "diagnosed"
 
 
 def test_root_error_seen_twice_without_rank_singles_out_nobody():

@@ -4,6 +4,11 @@ raised the same error at clearly different times, peers naming the rank they wai
 from rootcause.engine import get_engine
 from rootcause.evidence import parse_line
 from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank
+from rootcause.result import DiagnosisResult
+
+
+def _slug(result: DiagnosisResult) -> str | None:
+    return result.failure.slug if result.failure else None
 
 
 def fe(line: int, ts: float | None = None, signal: str = "sig") -> FirstError:
@@ -77,13 +82,13 @@ def test_mps_and_linear_messages_are_classified():
             "private pool.\n"
         ]
     )
-    assert mps["failure"]["slug"] == "activation-oom"
+    assert _slug(mps) == "activation-oom"
     linear = engine.diagnose(
         [
             "RuntimeError: linear(): input and weight.T shapes cannot be multiplied (32x16 and 4x10)\n"
         ]
     )
-    assert linear["failure"]["slug"] == "shape-mismatch"
+    assert _slug(linear) == "shape-mismatch"
 
 
 def test_more_collector_prefixes_are_taken_off():
@@ -124,7 +129,7 @@ def test_optimizer_frames_read_through_a_collector_prefix():
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB.",
     ]
     log = "".join(f"[pod/sft-master-0/pytorch] {line}\n" for line in tb)
-    assert get_engine().diagnose([log])["failure"]["slug"] == "optimizer-state-oom"
+    assert _slug(get_engine().diagnose([log])) == "optimizer-state-oom"
 
 
 CAUGHT_OOM = [
@@ -145,10 +150,10 @@ WORKER_DIED = [
 def test_caught_error_that_training_went_on_after_yields_to_the_later_failure():
     progress = [f"step {n} loss 2.{n}" for n in (100, 200, 300)]
     log = "\n".join(CAUGHT_OOM + progress + WORKER_DIED) + "\n"
-    assert get_engine().diagnose([log])["failure"]["slug"] == "dataloader-worker-died"
+    assert _slug(get_engine().diagnose([log])) == "dataloader-worker-died"
     # without the progress lines in between, the OOM is not known to be caught: it stays
     log = "\n".join(CAUGHT_OOM + WORKER_DIED) + "\n"
-    assert get_engine().diagnose([log])["failure"]["slug"] == "activation-oom"
+    assert _slug(get_engine().diagnose([log])) == "activation-oom"
 
 
 def test_windows_paging_file_is_host_memory():
@@ -156,4 +161,4 @@ def test_windows_paging_file_is_host_memory():
         "OSError: [WinError 1455] The paging file is too small for this operation to complete. "
         'Error loading "C:\\\\x\\\\torch\\\\lib\\\\cudnn_cnn_infer64_8.dll" or one of its dependencies.\n'
     )
-    assert get_engine().diagnose([log])["failure"]["slug"] == "host-oom-killed"
+    assert _slug(get_engine().diagnose([log])) == "host-oom-killed"

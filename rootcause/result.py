@@ -1,0 +1,155 @@
+"""The diagnosis result: what the engine produces, stage 3 completes, and the API, the pages and
+the CLI render.
+
+Stdlib dataclasses; msgspec turns them into JSON-ready builtins (`as_json`), reads stored JSON
+back with validation (`result_from_json`) and writes their JSON Schema (`json_schema`, committed
+as docs/result.schema.json and published in the OpenAPI document). The field names are the
+stored and public JSON, so renaming one breaks stored diagnoses and API clients. Fields are
+declared in the order the JSON has always listed them.
+
+`python -m rootcause.result > docs/result.schema.json` rewrites the committed schema.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+from rootcause.catalogue import CATEGORIES
+
+Outcome = Literal["diagnosed", "no_match"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Failure:
+    """The failure class the log was diagnosed as."""
+
+    slug: Annotated[str, Meta(description="The catalogue entry; the public id of the class.")]
+    title: str
+    category: Annotated[str, Meta(extra_json_schema={"enum": list(CATEGORIES)})]
+    confidence: Annotated[float, Meta(ge=0, le=1)]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankRow:
+    """One rank of a distributed job and the first failure it reported."""
+
+    rank: int
+    slug: str
+    first_error_line: int
+    collateral: Annotated[
+        bool,
+        Meta(
+            description="The failure is a collateral class, or the rank failed after the "
+            "initiating one."
+        ),
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollateralFailure:
+    """A failure that followed from the root cause (a watchdog timeout on the ranks left
+    waiting), and the ranks that reported it."""
+
+    slug: str
+    ranks: list[int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvidenceLine:
+    """A masked line of the log that the diagnosis rests on."""
+
+    file: Annotated[
+        str | UnsetType, Meta(description="The file of the line, when per-rank files were merged.")
+    ] = UNSET
+    line: Annotated[int, Meta(description="1-based line number in its file.")]
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Remediation:
+    """The fix of the failure class, and a command that shows whether the fix worked."""
+
+    steps: list[str]
+    command: str
+    verification_command: str
+    verification_expect: Annotated[
+        str, Meta(description="What the verification command prints when the fix worked.")
+    ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiagnosisResult:
+    """What rootcause concluded about one log (or one job's merged per-rank logs)."""
+
+    outcome: Outcome
+    failure: Failure | None
+    root_cause: str | None
+    initiating_rank: Annotated[
+        int | None,
+        Meta(
+            description="The rank that failed first; null for single-process logs, or when "
+            "no rank can be singled out."
+        ),
+    ]
+    ranks: list[RankRow]
+    collateral: list[CollateralFailure]
+    evidence: list[EvidenceLine]
+    missing_facts: Annotated[
+        list[str], Meta(description="What to add to the log when the evidence cannot settle it.")
+    ]
+    encyclopedia_url: str | None
+    catalogue_version: Annotated[
+        str, Meta(description="The version of the catalogue the log was matched against.")
+    ]
+    remediation: Annotated[
+        Remediation | UnsetType,
+        Meta(description="Present only when the caller's tier includes fixes."),
+    ] = UNSET
+    masking: Annotated[
+        dict[str, int], Meta(description="How many values of each kind were masked.")
+    ] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchMatch:
+    """A catalogue entry whose signals match pasted error text, with the lines that matched."""
+
+    slug: str
+    title: str
+    score: float
+    lines: list[EvidenceLine]
+
+
+def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:
+    """JSON-ready builtins; unset fields are left out."""
+    data: dict[str, Any] = msgspec.to_builtins(value)
+    return data
+
+
+def result_from_json(data: object) -> DiagnosisResult:
+    """A stored or received result, validated; msgspec.ValidationError names the bad field.
+
+    Keys the result does not know are ignored, so JSON that carries more (the API's record
+    fields around the result) reads too.
+    """
+    return msgspec.convert(data, type=DiagnosisResult)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of DiagnosisResult."""
+    schema: dict[str, Any] = msgspec.json.schema(DiagnosisResult)
+    return schema
+
+
+def json_schema_text() -> str:
+    """The committed docs/result.schema.json, byte for byte."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    print(json_schema_text(), end="")
