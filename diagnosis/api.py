@@ -98,9 +98,8 @@ class DiagnosisListApi(APIView):
             idempotency_key=request.headers.get("Idempotency-Key", "")[:255],
         )
         diagnosis.refresh_from_db()
-        body = selectors.diagnosis_result(diagnosis)
         return Response(
-            body,
+            DiagnosisSerializer(diagnosis).data,
             status=202 if created else 200,
             headers={"Location": f"/api/v1/diagnoses/{diagnosis.id}"},
         )
@@ -113,4 +112,4 @@ class DiagnosisDetailApi(APIView):
     )
     def get(self, request: Request, diagnosis_id: str) -> Response:
         diagnosis = selectors.get_diagnosis_for(request.user, diagnosis_id)
-        return Response(selectors.diagnosis_result(diagnosis))
+        return Response(DiagnosisSerializer(diagnosis).data)

@@ -48,35 +48,8 @@ def stored_result(diagnosis: Diagnosis) -> DiagnosisResult | None:
     return result_from_json({"masking": diagnosis.masking_counts, **diagnosis.result})
 
 
-RESULT_KEYS = (
-    "outcome",
-    "failure",
-    "root_cause",
-    "initiating_rank",
-    "ranks",
-    "collateral",
-    "evidence",
-    "remediation",
-    "missing_facts",
-)
-
-
-def diagnosis_result(diagnosis: Diagnosis) -> dict[str, Any]:
-    """The result format of DESIGN.md, shared by the API, the pages and the CLI."""
-    body: dict[str, Any] = {"id": str(diagnosis.id), "status": diagnosis.status}
-    if diagnosis.status == Diagnosis.Status.DONE:
-        for key in RESULT_KEYS:
-            if key in diagnosis.result:
-                body[key] = diagnosis.result[key]
-        body["masking"] = diagnosis.masking_counts
-        slug = diagnosis.failure_slug
-        body["encyclopedia_url"] = f"/encyclopedia/{slug}/" if slug else None
-        body["catalogue_version"] = diagnosis.catalogue_version
-    if diagnosis.status == Diagnosis.Status.FAILED:
-        body["failure_reason"] = diagnosis.failure_reason
-    body["progress"] = diagnosis.progress
-    body["filename"] = diagnosis.filename
-    body["size_bytes"] = diagnosis.size_bytes
-    body["created_at"] = diagnosis.created_at.isoformat()
-    body["finished_at"] = diagnosis.finished_at.isoformat() if diagnosis.finished_at else None
-    return body
+def diagnosis_result(diagnosis: Diagnosis) -> DiagnosisResult | None:
+    """The result the API and the pages show: only once the diagnosis is done."""
+    if diagnosis.status != Diagnosis.Status.DONE:
+        return None
+    return stored_result(diagnosis)

@@ -1,69 +1,47 @@
-"""Output shapes of the diagnosis API; they document the result format in the OpenAPI schema."""
+"""Output shapes of the diagnosis API.
+
+A diagnosis is its record (DRF fields below) and, once it is done, the fields of its typed result
+(`rootcause.result.DiagnosisResult`). The result is rendered by msgspec and described in the
+OpenAPI schema from the same type, so the two cannot drift apart.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
-
-class FailureSerializer(serializers.Serializer):
-    slug = serializers.SlugField()
-    title = serializers.CharField()
-    category = serializers.CharField()
-    confidence = serializers.FloatField()
-
-
-class RankSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
-    slug = serializers.CharField(allow_null=True)
-    first_error_line = serializers.IntegerField(allow_null=True)
-    collateral = serializers.BooleanField()
-
-
-class CollateralSerializer(serializers.Serializer):
-    slug = serializers.CharField()
-    ranks = serializers.ListField(child=serializers.IntegerField())
-
-
-class EvidenceSerializer(serializers.Serializer):
-    line = serializers.IntegerField()
-    text = serializers.CharField()
-
-
-class RemediationSerializer(serializers.Serializer):
-    steps = serializers.ListField(child=serializers.CharField())
-    command = serializers.CharField()
-    verification_command = serializers.CharField()
+from diagnosis import selectors
+from diagnosis.models import Diagnosis
+from rootcause.result import DiagnosisResult, as_json
 
 
 class DiagnosisSerializer(serializers.Serializer):
+    """A diagnosis: its record, and once its status is done the fields of its result."""
+
     id = serializers.UUIDField()
-    status = serializers.ChoiceField(
-        choices=["queued", "masking", "matching", "remediating", "done", "failed"]
-    )
+    status = serializers.ChoiceField(choices=Diagnosis.Status.choices)
     progress = serializers.IntegerField(help_text="Percent of the pipeline done.")
-    outcome = serializers.ChoiceField(choices=["diagnosed", "no_match"], required=False)
-    failure = FailureSerializer(required=False, allow_null=True)
-    root_cause = serializers.CharField(required=False, allow_null=True)
-    initiating_rank = serializers.IntegerField(
-        required=False, allow_null=True, help_text="Null for single-process logs."
+    failure_reason = serializers.CharField(
+        required=False, help_text="Why the diagnosis failed on our side; only when it failed."
     )
-    ranks = RankSerializer(many=True, required=False)
-    collateral = CollateralSerializer(many=True, required=False)
-    evidence = EvidenceSerializer(many=True, required=False, help_text="Masked lines only.")
-    remediation = RemediationSerializer(
-        required=False, help_text="Present only for tiers that include fixes."
-    )
-    missing_facts = serializers.ListField(child=serializers.CharField(), required=False)
-    masking = serializers.DictField(
-        child=serializers.IntegerField(), required=False, help_text="Entity type -> count masked."
-    )
-    encyclopedia_url = serializers.CharField(required=False, allow_null=True)
-    catalogue_version = serializers.CharField(required=False)
-    failure_reason = serializers.CharField(required=False)
     filename = serializers.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, instance: Diagnosis) -> dict[str, Any]:
+        body = dict(super().to_representation(instance))
+        if instance.status != Diagnosis.Status.FAILED:
+            del body["failure_reason"]
+        result = selectors.diagnosis_result(instance)
+        if result is not None:
+            body.update(as_json(result))
+        return body
 
 
 class DiagnosisSummarySerializer(serializers.Serializer):
@@ -74,3 +52,60 @@ class DiagnosisSummarySerializer(serializers.Serializer):
     filename = serializers.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+
+
+def _openapi_30(schema: Any) -> Any:
+    """A JSON Schema from msgspec in the dialect of OpenAPI 3.0, which has no "null" type: an
+    optional value (`anyOf` with null) becomes `nullable`. A reference with siblings (a
+    description, nullable) goes through `allOf`, since 3.0 ignores the siblings of a `$ref`."""
+    if isinstance(schema, list):
+        return [_openapi_30(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _openapi_30(value) for key, value in schema.items()}
+    if "$ref" in out and len(out) > 1:
+        out["allOf"] = [{"$ref": out.pop("$ref")}]
+    options = out.get("anyOf")
+    if options and {"type": "null"} in options:
+        rest = [o for o in options if o != {"type": "null"}]
+        del out["anyOf"]
+        if len(rest) > 1:
+            out["anyOf"] = rest
+        elif "$ref" in rest[0]:
+            out["allOf"] = rest
+        else:
+            out.update(rest[0])
+        out["nullable"] = True
+    return out
+
+
+class DiagnosisSerializerSchema(OpenApiSerializerExtension):
+    """Documents DiagnosisSerializer as the record's fields plus the typed result's, and
+    publishes DiagnosisResult and its parts as components of the OpenAPI document."""
+
+    target_class = DiagnosisSerializer
+
+    def map_serializer(self, auto_schema: AutoSchema, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = super().map_serializer(auto_schema, direction)
+        _, components = msgspec.json.schema_components(
+            [DiagnosisResult], ref_template="#/components/schemas/{name}"
+        )
+        for name, component in components.items():
+            # a name taken by a serializer's component makes drf-spectacular warn, and
+            # `spectacular --fail-on-warn` fail
+            auto_schema.registry.register_on_missing(
+                ResolvedComponent(
+                    name=name,
+                    type=ResolvedComponent.SCHEMA,
+                    object=f"rootcause.result.{name}",
+                    schema=_openapi_30(component),
+                )
+            )
+        result = _openapi_30(components[DiagnosisResult.__name__])
+        schema["properties"].update(result["properties"])
+        schema["description"] = (
+            "A diagnosis. Once `status` is `done` it also carries the fields of its result "
+            "(DiagnosisResult; there `outcome`, `failure`, ... are always present and "
+            "`remediation` only for tiers that include fixes)."
+        )
+        return schema
