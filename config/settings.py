@@ -72,6 +72,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.organizations",
             ],
         },
     },
@@ -93,6 +94,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery -----------------------------------------------------------------------
 REDIS_URL = env_str("REDIS_URL")
+# Every key rootcause writes to Redis (staged logs, Celery queues and results) starts with this, so
+# several deployments or test runs can share one Redis database and each clean up only its own.
+REDIS_KEY_PREFIX = env_str("REDIS_KEY_PREFIX", "rootcause:")
 # Unset REDIS_URL is the embedded mode: tasks run in-process and the raw log is staged in memory.
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -104,10 +108,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 3600
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": REDIS_KEY_PREFIX}
 # Redis redelivers a task whose worker died once this many seconds pass without an ack; it must be
 # longer than the longest stage (see DIAGNOSIS_STAGE_LEASE_SECONDS) or healthy tasks run twice.
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Queues, unacked sets, bindings and the control (ping) channels all live under the prefix.
+    "global_keyprefix": REDIS_KEY_PREFIX,
     "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
     # Look for tasks of dead workers every few seconds (one cheap ZRANGE); kombu's default sweep
     # runs every 100 s, which would leave a killed worker's diagnosis waiting that long.
@@ -115,6 +122,20 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Cache ----------------------------------------------------------------------------------
+# Throttle counters (evaluation code attempts) must be shared by every web process: Redis in real
+# mode, under this deployment's prefix; process memory in the embedded mode.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- The pipeline ---------------------------------------------------------------------------
 # Largest log accepted at intake, in bytes.
@@ -126,6 +147,36 @@ DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 300, mi
 # A diagnosis still queued or in a stage this long after its last progress is re-queued.
 DIAGNOSIS_STUCK_AFTER_SECONDS = env_int("DIAGNOSIS_STUCK_AFTER_SECONDS", 600, minimum=1)
 DIAGNOSIS_MAX_ATTEMPTS = env_int("DIAGNOSIS_MAX_ATTEMPTS", 3, minimum=1)
+
+# --- Trust tiers, quotas and Scale evaluations (billing_tiers; docs/tiers.md) ----------------
+# Diagnoses per UTC day. "scale" is the default allowance of new evaluation codes; a running
+# evaluation uses its own code's.
+TIER_DAILY_DIAGNOSES = {
+    "anonymous": env_int("TIER_ANONYMOUS_DAILY_DIAGNOSES", 3, minimum=0),
+    "free": env_int("TIER_FREE_DAILY_DIAGNOSES", 3, minimum=0),
+    "verified": env_int("TIER_VERIFIED_DAILY_DIAGNOSES", 10, minimum=0),
+    "workplace": env_int("TIER_WORKPLACE_DAILY_DIAGNOSES", 20, minimum=0),
+    "scale": env_int("TIER_SCALE_DAILY_DIAGNOSES", 50, minimum=1),
+}
+# Days of diagnosis history kept per tier (visitors have none: their results live by link).
+TIER_HISTORY_DAYS = {
+    "free": env_int("TIER_FREE_HISTORY_DAYS", 30, minimum=1),
+    "verified": env_int("TIER_VERIFIED_HISTORY_DAYS", 90, minimum=1),
+    "workplace": env_int("TIER_WORKPLACE_HISTORY_DAYS", 365, minimum=1),
+    "scale": env_int("TIER_SCALE_HISTORY_DAYS", 365, minimum=1),
+}
+# How long a visitor's result stays reachable by its link.
+ANONYMOUS_RESULT_HOURS = env_int("ANONYMOUS_RESULT_HOURS", 24, minimum=1)
+# Days the quota ledger (per-day counters and charges) is kept before the daily purge.
+QUOTA_LEDGER_DAYS = env_int("QUOTA_LEDGER_DAYS", 35, minimum=2)
+EVALUATION_DAYS = env_int("EVALUATION_DAYS", 14, minimum=1)
+# Default redeem-by of a new code, in days from issue.
+EVALUATION_CODE_VALID_DAYS = env_int("EVALUATION_CODE_VALID_DAYS", 30, minimum=1)
+# Managers are e-mailed this many days before their evaluation ends.
+EVALUATION_ENDING_NOTICE_DAYS = env_int("EVALUATION_ENDING_NOTICE_DAYS", 3, minimum=1)
+# Code redemption attempts allowed per hour, per person and per client address.
+EVALUATION_REDEEM_PER_HOUR_USER = env_int("EVALUATION_REDEEM_PER_HOUR_USER", 10, minimum=1)
+EVALUATION_REDEEM_PER_HOUR_ADDRESS = env_int("EVALUATION_REDEEM_PER_HOUR_ADDRESS", 30, minimum=1)
 
 # --- E-mail ---------------------------------------------------------------------------------
 EMAIL_BACKEND = env_str(
@@ -148,7 +199,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-LOGIN_URL = "/admin/login/"
+# The e-mail is the username, in any case (accounts/backends.py).
+AUTHENTICATION_BACKENDS = ["accounts.backends.EmailBackend"]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+# How long the links in e-mails stay valid, in seconds.
+EMAIL_VERIFICATION_MAX_AGE = env_int("EMAIL_VERIFICATION_MAX_AGE", 3 * 86400, minimum=60)
+INVITATION_MAX_AGE = env_int("INVITATION_MAX_AGE", 7 * 86400, minimum=60)
+# How many reverse proxies of ours stand in front of the app and append to X-Forwarded-For; 0
+# trusts no such header. Anonymous quotas count the client address this yields.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -180,6 +241,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # Redoc is served from our own static files, not a CDN.
     "REDOC_DIST": "SIDECAR",
+    # Two fields named "role" with different choices: name their enums.
+    "ENUM_NAME_OVERRIDES": {
+        "MemberRoleEnum": "accounts.models.Membership.Role",
+        "InvitationRoleEnum": "accounts.serializers.INVITABLE_ROLES",
+    },
 }
 
 # --- Security (production) ------------------------------------------------------------------

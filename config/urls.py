@@ -8,11 +8,15 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
-    path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("accounts.urls_api")),
     path("api/v1/", include("diagnosis.urls_api")),
     path("api/v1/", include("encyclopedia.urls_api")),
+    path("api/v1/", include("billing_tiers.urls_api")),
     path("encyclopedia/", include("encyclopedia.urls")),
+    path("evaluation/", include("billing_tiers.urls")),
+    # /accounts/… (sign-up, sign-in, verification, invitations) and /settings/…
+    path("", include("accounts.urls")),
     path("", include("diagnosis.urls")),
 ]
