@@ -1,4 +1,4 @@
-"""The accounts endpoints are in the OpenAPI schema, under the names DESIGN.md fixes."""
+"""The accounts endpoints are in the OpenAPI schema, under their published names."""
 
 from __future__ import annotations
 

@@ -157,7 +157,7 @@ def test_search_results_are_typed(engine):
 
 
 def test_the_result_fields_are_the_design_names():
-    # DESIGN.md "Diagnosis result": renaming one of these breaks stored rows and API clients
+    # The published result format (docs/result.md): renaming one breaks stored rows and API clients
     assert [f for f in DiagnosisResult.__dataclass_fields__] == [
         "outcome",
         "failure",

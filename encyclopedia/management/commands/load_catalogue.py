@@ -9,7 +9,7 @@ from rootcause.catalogue import CatalogueError
 
 
 class Command(BaseCommand):
-    help = "Load encyclopedia/catalogue/*.yaml into the database (idempotent)."
+    help = "Load rootcause/catalogue/entries/*.yaml into the database (idempotent)."
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
