@@ -2,7 +2,7 @@
 
 Redis in real mode; a process-local dictionary in the embedded mode, where tasks run in the web
 process. Values are written and read in chunks so that a 100 MB log is never held twice in memory.
-No Django import: the offline CLI and the benchmarks use it too.
+Keys start with REDIS_KEY_PREFIX, like every other key rootcause writes to Redis.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from functools import cache
 from typing import Protocol, cast
 
 import redis
+from django.conf import settings
 
 READ_CHUNK = 1 << 20
 
@@ -21,7 +22,7 @@ MASKED = "masked"
 
 
 def staging_key(kind: str, diagnosis_id: object) -> str:
-    return f"rootcause:{kind}:{diagnosis_id}"
+    return f"{settings.REDIS_KEY_PREFIX}{kind}:{diagnosis_id}"
 
 
 class StagingStore(Protocol):

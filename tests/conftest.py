@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from accounts.models import Organization
 from accounts.services import add_member, create_api_token, create_organization
+from tests.redis_namespace import delete_run_keys
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _delete_this_runs_redis_keys() -> Iterator[None]:
+    """At the end, delete the keys under this run's prefix: never a flush of a shared database."""
+    yield
+    # No Redis at all (a run of the library tests alone): then this run wrote nothing there.
+    with contextlib.suppress(redis.ConnectionError):
+        delete_run_keys()
 
 
 @pytest.fixture

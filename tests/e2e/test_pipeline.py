@@ -6,11 +6,10 @@ import time
 from typing import Any
 
 import pytest
-import redis
-from django.conf import settings
 from django.db import connection
 
 from diagnosis.models import Diagnosis
+from tests import redis_namespace
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
 
 pytestmark = pytest.mark.e2e
@@ -39,9 +38,10 @@ def _all_database_text() -> str:
 
 
 def _all_redis_bytes() -> bytes:
-    client = redis.Redis.from_url(settings.REDIS_URL)
+    """Every key of this run and its value; other runs on the machine hold their own raw logs."""
+    client = redis_namespace.client()
     values: list[Any] = []
-    for key in client.scan_iter():
+    for key in redis_namespace.run_keys(client):
         kind = client.type(key)
         if kind == b"string":
             values.append(client.get(key) or b"")
