@@ -1,6 +1,48 @@
+"""The diagnosis tests are about intake, results, history and access, not about matching.
+
+So they run on a one-entry catalogue under the shipped slug and title of the failure in
+`logs.OOM_LOG`, which loads in milliseconds; matching over the whole catalogue is the subject of
+tests/rootcause (the engine and every sample log) and of the end-to-end tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
+
+from encyclopedia.services import load_catalogue
+from tests.catalogue import make_entry
+from tests.redis_namespace import delete_run_keys
 
 
 @pytest.fixture(autouse=True)
-def _catalogue(catalogue):
-    return catalogue
+def _staged_logs_do_not_outlive_the_test() -> Iterator[None]:
+    """Redis is not rolled back with the test's transaction: a log staged by a request whose
+    pipeline the test did not run would stay there for the next test to see."""
+    yield
+    delete_run_keys()
+
+
+@pytest.fixture(autouse=True)
+def _catalogue(db: Any) -> None:
+    load_catalogue(
+        entries=[
+            make_entry(
+                "optimizer-state-oom",
+                title="Optimizer State Memory Explosion",
+                fingerprints={
+                    "signals": [
+                        {"id": "oom", "pattern": r"CUDA out of memory", "weight": 0.9},
+                        {
+                            "id": "step",
+                            "pattern": r"optimizer\.step\(\)",
+                            "weight": 0.2,
+                            "kind": "support",
+                        },
+                    ]
+                },
+            )
+        ]
+    )

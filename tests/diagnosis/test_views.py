@@ -5,7 +5,9 @@ import pytest
 from diagnosis.models import Diagnosis
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Not transactional: a test that needs the pipeline (enqueued on commit, run eagerly) runs the
+# on-commit callbacks of its request itself (see test_api.py).
+pytestmark = pytest.mark.django_db
 
 
 def test_the_home_page_invites_anonymous_visitors_to_sign_in(client):
@@ -15,10 +17,13 @@ def test_the_home_page_invites_anonymous_visitors_to_sign_in(client):
     assert b"Sign in" in response.content
 
 
-def test_a_pasted_log_is_diagnosed_and_shown_masked(client, alice, acme):
+def test_a_pasted_log_is_diagnosed_and_shown_masked(
+    client, alice, acme, django_capture_on_commit_callbacks
+):
     client.force_login(alice)
 
-    response = client.post("/", {"log_text": OOM_LOG})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_text": OOM_LOG})
 
     assert response.status_code == 302
     page = client.get(response["Location"])
@@ -50,9 +55,12 @@ def test_a_binary_upload_gets_a_message(client, alice, acme):
     assert b"binary file" in response.content
 
 
-def test_another_organisation_cannot_open_a_diagnosis_page(client, alice, acme, charlie, umbrella):
+def test_another_organisation_cannot_open_a_diagnosis_page(
+    client, alice, acme, charlie, umbrella, django_capture_on_commit_callbacks
+):
     client.force_login(alice)
-    location = client.post("/", {"log_text": OOM_LOG})["Location"]
+    with django_capture_on_commit_callbacks(execute=True):
+        location = client.post("/", {"log_text": OOM_LOG})["Location"]
     client.force_login(charlie)
 
     assert client.get(location).status_code == 404

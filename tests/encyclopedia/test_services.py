@@ -13,7 +13,7 @@ from config.problems import ApplicationError
 from encyclopedia import selectors, services
 from encyclopedia.models import CatalogueVersion, Entry
 from rootcause import catalogue as catalogue_files
-from tests.encyclopedia.conftest import make_entry
+from tests.catalogue import make_entry
 from tests.encyclopedia.test_catalogue_files import TAXONOMY_SLUGS
 
 
