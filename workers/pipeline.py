@@ -18,7 +18,7 @@ from diagnosis.selectors import stored_result
 from diagnosis.stages import Status
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from encyclopedia.selectors import current_engine
-from rootcause.masking import Masker, iter_line_chunks
+from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.remediation import complete_result
 from rootcause.result import as_json
 
@@ -38,8 +38,10 @@ def run_mask(claim: services.Claim) -> bool:
     masker = Masker(secret=services.masking_secret(diagnosis_id))
 
     def masked_chunks() -> Iterator[bytes]:
-        for chunk in iter_line_chunks(store.read(raw_key)):
-            yield masker.mask(chunk).encode("utf-8")
+        # Two passes over the staged log (store.read starts again each time): learn the user
+        # and host names first, so that mentions before the line that names them are masked.
+        for chunk in mask_log(lambda: store.read(raw_key), masker):
+            yield chunk.encode("utf-8")
 
     store.write(masked_key, masked_chunks(), ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS)
     completed = services.complete_stage(claim, fields={"masking_counts": dict(masker.counts)})

@@ -5,6 +5,6 @@ confirm them, and replacements keep what a diagnosis needs (library frames, shap
 """
 
 from rootcause.masking.chunks import iter_line_chunks
-from rootcause.masking.masker import Masker
+from rootcause.masking.masker import Masker, mask_log
 
-__all__ = ["Masker", "iter_line_chunks"]
+__all__ = ["Masker", "iter_line_chunks", "mask_log"]

@@ -17,9 +17,12 @@ import hashlib
 import hmac
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 
+from rootcause.masking.chunks import iter_line_chunks
 from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
 from rootcause.masking.scanner import (
+    LEARNING_SPECS,
     Candidate,
     Database,
     find_candidates,
@@ -69,7 +72,9 @@ class Masker:
     The numbering table is keyed by HMAC-SHA256(secret, entity, value), so no plain hash of a
     value is kept. Host and user names learned from context (an NCCL line prefix, a home path)
     are kept in memory for the life of the instance, as the raw log itself is, so that their
-    bare mentions elsewhere in the same chunk and in later chunks are masked too.
+    bare mentions elsewhere are masked too: ``mask`` learns from its own chunk first, and a
+    learning pass (``learn`` over every chunk, see ``mask_log``) before the masking pass
+    catches the mentions that come before the line a name is learned from.
     """
 
     def __init__(self, secret: bytes | None = None) -> None:
@@ -96,6 +101,12 @@ class Masker:
         number = table.setdefault(digest, len(table) + 1)
         return f"<{prefix}_{number}>"
 
+    def learn(self, chunk: str) -> None:
+        """The learning pass: remember the user and host names in ``chunk``, replace nothing."""
+        if chunk:
+            buf = chunk.encode("utf-8", "surrogatepass")
+            self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+
     def mask(self, chunk: str) -> str:
         """Mask one line-aligned chunk (a token split across two calls cannot be recognised)."""
         if not chunk:
@@ -114,6 +125,7 @@ class Masker:
         return out.decode("utf-8", "surrogatepass")
 
     def _learn(self, buf: bytes, candidates: list[Candidate]) -> None:
+        # The learned names are for the whole log; _learned_db is rebuilt only when one is new.
         new = False
         for c in candidates:
             if c.entity not in ("HOSTNAME", "USERNAME") or len(self._learned) >= _MAX_LEARNED:
@@ -151,3 +163,18 @@ class Masker:
             pos = end
         out.append(buf[pos:])
         return b"".join(out)
+
+
+def mask_log(
+    read: Callable[[], Iterable[bytes]], masker: Masker, chunk_size: int = 1 << 20
+) -> Iterator[str]:
+    """Learn first, then mask: two passes over a log that ``read()`` yields afresh each time.
+
+    The first pass only learns user and host names (a cheaper scan with the patterns they are
+    learned from), so that "gpu-node-17 unreachable" on line 3 is masked although the NCCL
+    prefix that names the host comes on line 900. Memory stays that of one chunk per pass.
+    """
+    for chunk in iter_line_chunks(read(), chunk_size):
+        masker.learn(chunk)
+    for chunk in iter_line_chunks(read(), chunk_size):
+        yield masker.mask(chunk)

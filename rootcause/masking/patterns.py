@@ -25,7 +25,9 @@ from rootcause.masking.validators import (
     validate_line_prefix_host,
     validate_openai,
     validate_phone,
+    validate_phone_nanp,
     validate_user,
+    validate_user_at_host,
 )
 
 # Entity types whose identity matters inside one log get numbered pseudonyms (<HOST_1>);
@@ -63,6 +65,9 @@ class Spec:
     validate: Validator | None = None
     caseless: bool = False
     multiline: bool = False
+    # The value must not touch an ASCII letter or digit on either side. Checked in Python
+    # instead of a Hyperscan \b, which fails after '_' (ckpt_hf_..., run_10.0.0.1.log).
+    word: bool = False
 
 
 def _c(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
@@ -70,6 +75,12 @@ def _c(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
 
 
 _SECRET_TAIL = rb"(?:[^A-Za-z0-9_\-]|$)"  # terminator for tokens that may contain '-'
+_ALNUM_TAIL = rb"(?:[^A-Za-z0-9]|$)"  # terminator for alphanumeric tokens ('_' ends them)
+# Full form, or with '::' anywhere; ipaddress has the last word on group counts.
+_IPV6 = (
+    rb"(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|"
+    rb"(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?"
+)
 _HOST_TLDS = (
     rb"com|net|org|io|ai|internal|local|lan|cluster|localdomain|intra|corp|edu|gov|cloud|"
     rb"co|uk|de|fr|cn|jp|ch|nl|us|ca|au"
@@ -77,20 +88,30 @@ _HOST_TLDS = (
 
 _I = re.IGNORECASE
 
+# +49 30 90182063, +1 (415) 555-0199, +33 1 42 68 53 00: a country code, then groups.
+_PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)|[ .\-]\d{1,4})(?:[ .\-]\d{1,8}){1,4}"
+_USER_AT = rb"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,31}"
+_AT_HOST = rb"[A-Za-z][A-Za-z0-9\-]{0,62}"
+_USER_AT_HOST_HS = _USER_AT + rb"@[A-Za-z][A-Za-z0-9\-]{0,62}(?:[^A-Za-z0-9\-]|$)"
+
 SPECS: tuple[Spec, ...] = (
     Spec(
         "hf_token",
         "HF_TOKEN",
-        rb"\b(?:hf|api_org)_[A-Za-z0-9]{30,}\b",
+        rb"(?:hf|api_org)_[A-Za-z0-9]{30,}" + _ALNUM_TAIL,
         _c(rb"(?P<v>(?:hf|api_org)_[A-Za-z0-9]{30,})"),
         1,
+        multiline=True,
+        word=True,
     ),
     Spec(
         "wandb_v1",
         "WANDB_API_KEY",
-        rb"\bwandb_v1_[A-Za-z0-9_]{20,}\b",
+        rb"wandb_v1_[A-Za-z0-9_]{20,}(?:[^A-Za-z0-9_]|$)",
         _c(rb"(?P<v>wandb_v1_[A-Za-z0-9_]{20,})"),
         1,
+        multiline=True,
+        word=True,
     ),
     Spec(
         "wandb_hex",
@@ -103,9 +124,10 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "aws_access_key",
         "AWS_ACCESS_KEY",
-        rb"\b(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}\b",
+        rb"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}",
         _c(rb"(?P<v>[A-Z0-9]{20})"),
         1,
+        word=True,
     ),
     Spec(
         "aws_secret_key",
@@ -122,57 +144,67 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "github_token",
         "GITHUB_TOKEN",
-        rb"\b(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b",
+        rb"(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}" + _ALNUM_TAIL + rb"|"
+        rb"github_pat_[A-Za-z0-9_]{22,}(?:[^A-Za-z0-9_]|$))",
         _c(rb"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
         1,
+        multiline=True,
+        word=True,
     ),
     Spec(
         "anthropic_key",
         "ANTHROPIC_API_KEY",
-        rb"\bsk-ant-[A-Za-z0-9_\-]{20,}" + _SECRET_TAIL,
+        rb"sk-ant-[A-Za-z0-9_\-]{20,}" + _SECRET_TAIL,
         _c(rb"(?P<v>sk-ant-[A-Za-z0-9_\-]{20,})"),
         0,
         multiline=True,
+        word=True,
     ),
     Spec(
         "openai_key",
         "OPENAI_API_KEY",
-        rb"\bsk-[A-Za-z0-9_\-]{20,}" + _SECRET_TAIL,
+        rb"sk-[A-Za-z0-9_\-]{20,}" + _SECRET_TAIL,
         _c(rb"(?P<v>sk-[A-Za-z0-9_\-]{20,})"),
         1,
         validate_openai,
         multiline=True,
+        word=True,
     ),
     Spec(
         "slack_token",
         "SLACK_TOKEN",
-        rb"\b(?:xox[abpr]|xapp)-[A-Za-z0-9\-]{10,}(?:[^A-Za-z0-9\-]|$)",
+        rb"(?:xox[abpr]|xapp)-[A-Za-z0-9\-]{10,}(?:[^A-Za-z0-9\-]|$)",
         _c(rb"(?P<v>(?:xox[abpr]|xapp)-[A-Za-z0-9\-]{10,})"),
         1,
         multiline=True,
+        word=True,
     ),
     Spec(
         "stripe_key",
         "STRIPE_KEY",
-        rb"\b(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})\b",
+        rb"(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})" + _ALNUM_TAIL,
         _c(rb"(?P<v>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})"),
         1,
+        multiline=True,
+        word=True,
     ),
     Spec(
         "ngc_key",
         "NGC_API_KEY",
-        rb"\bnvapi-[A-Za-z0-9_\-]{30,}" + _SECRET_TAIL,
+        rb"nvapi-[A-Za-z0-9_\-]{30,}" + _SECRET_TAIL,
         _c(rb"(?P<v>nvapi-[A-Za-z0-9_\-]{30,})"),
         1,
         multiline=True,
+        word=True,
     ),
     Spec(
         "jwt",
         "JWT",
-        rb"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _SECRET_TAIL,
+        rb"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _SECRET_TAIL,
         _c(rb"(?P<v>eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"),
         1,
         multiline=True,
+        word=True,
     ),
     Spec(
         "bearer",
@@ -197,8 +229,10 @@ SPECS: tuple[Spec, ...] = (
         rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?\s*[:=]\s*[\"']?[^\s\"'<]",
         _c(
             rb"[a-z_\-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|"
-            rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?\s*[:=]\s*[\"']?"
-            rb"(?P<v>[^\s\"',;&)}\]]{1,512})",
+            rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?\s*[:=]\s*"
+            # A quoted value runs to its closing quote (a password may hold ',', ';' or '}');
+            # an unquoted one to the first delimiter.
+            rb"(?:(?P<q>[\"'])(?P<w>[^\"'\n]{1,512})(?P=q)|[\"']?(?P<v>[^\s\"',;&)}\]]{1,512}))",
             _I,
         ),
         5,
@@ -219,11 +253,39 @@ SPECS: tuple[Spec, ...] = (
         caseless=True,
     ),
     Spec(
+        # ssh jdoe@gpu-node-17, jdoe@buildbox:~$: the user and the host are two findings; a
+        # user@host.domain is an e-mail address (longer, so it wins).
+        "user_at_host_user",
+        "USERNAME",
+        _USER_AT_HOST_HS,
+        _c(rb"(?P<v>" + _USER_AT + rb")@(?P<h>" + _AT_HOST + rb")"),
+        7,
+        validate_user_at_host,
+    ),
+    Spec(
+        "user_at_host_host",
+        "HOSTNAME",
+        _USER_AT_HOST_HS,
+        _c(rb"(?P<u>" + _USER_AT + rb")@(?P<v>" + _AT_HOST + rb")"),
+        8,
+        validate_user_at_host,
+    ),
+    Spec(
+        "cloud_ip_host",
+        "HOSTNAME",
+        rb"ip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3}",
+        _c(rb"(?P<v>ip-\d{1,3}-\d{1,3}-\d{1,3}-\d{1,3})"),
+        8,
+        word=True,
+    ),
+    Spec(
         "email",
         "EMAIL_ADDRESS",
-        rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24}\b",
-        _c(rb"(?P<v>[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,24})\b"),
+        rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24}"
+        rb"(?:[^A-Za-z0-9]|$)",
+        _c(rb"(?P<v>[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,24})(?![A-Za-z0-9])"),
         6,
+        multiline=True,
     ),
     Spec(
         "home_path_user",
@@ -344,7 +406,7 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "ipv4",
         "IP_ADDRESS",
-        rb"\b(?:\d{1,3}\.){3}\d{1,3}\b",
+        rb"(?:\d{1,3}\.){3}\d{1,3}",
         _c(rb"(?P<v>(?:\d{1,3}\.){3}\d{1,3})"),
         9,
         validate_ipv4,
@@ -352,13 +414,8 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "ipv6",
         "IP_ADDRESS",
-        rb"\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|\b(?:[0-9a-f]{1,4}:){1,6}:[0-9a-f]{1,4}"
-        rb"(?::[0-9a-f]{1,4}){0,5}\b",
-        _c(
-            rb"(?P<v>(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:){1,6}:[0-9a-f]{1,4}"
-            rb"(?::[0-9a-f]{1,4}){0,5})\b",
-            _I,
-        ),
+        _IPV6,
+        _c(rb"(?P<v>" + _IPV6 + rb")(?![0-9a-f:])", _I),
         9,
         validate_ipv6,
         caseless=True,
@@ -366,19 +423,34 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "fqdn",
         "HOSTNAME",
-        rb"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb")\b",
-        _c(rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb"))\b", _I),
+        rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb")(?:[^a-z0-9]|$)",
+        _c(
+            rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb"))(?![a-z0-9])",
+            _I,
+        ),
         10,
         validate_fqdn,
         caseless=True,
+        multiline=True,
     ),
     Spec(
         "phone_international",
         "PHONE_NUMBER",
-        rb"\+\d{1,3}[ .\-]?\(?\d{1,4}\)?[ .\-]\d{2,4}[ .\-]\d{2,4}(?:[ .\-]\d{2,4})?\b",
-        _c(rb"(?P<v>\+\d{1,3}[ .\-]?\(?\d{1,4}\)?[ .\-]\d{2,4}[ .\-]\d{2,4}(?:[ .\-]\d{2,4})?)\b"),
+        _PHONE_INTL,
+        _c(rb"(?P<v>" + _PHONE_INTL + rb")"),
         11,
         validate_phone,
+    ),
+    Spec(
+        # (212) 555-0143, 650.555.0129, 212-555-0143, 1-800-555-0199: the North American
+        # shapes with a separator before the last four digits; spaces alone are not enough
+        # (numpy prints "[212 555 1043]").
+        "phone_nanp",
+        "PHONE_NUMBER",
+        rb"(?:1[ .\-])?(?:\(\d{3}\) ?\d{3}[ .\-]|\d{3}[.\-]\d{3}[.\-])\d{4}",
+        _c(rb"(?P<v>(?:1[ .\-])?(?:\(\d{3}\) ?\d{3}[ .\-]|\d{3}(?P<s>[.\-])\d{3}(?P=s))\d{4})"),
+        11,
+        validate_phone_nanp,
     ),
     Spec(
         "phone_context",
@@ -392,8 +464,8 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "credit_card",
         "CREDIT_CARD",
-        rb"\b(?:\d{4}[ \-]){3}\d{1,7}\b|\b\d{13,19}\b",
-        _c(rb"(?P<v>(?:\d{4}[ \-]){3}\d{1,7}|\d{13,19})\b"),
+        rb"\b(?:(?:\d{4}[ \-]){3}\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})\b",
+        _c(rb"(?P<v>(?:\d{4}[ \-]){3}\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})\b"),
         12,
         validate_card,
     ),

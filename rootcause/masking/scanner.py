@@ -67,30 +67,56 @@ def _flags(spec: Spec) -> int:
     return flags
 
 
+# The patterns a name can be learned from (a home path, an NCCL prefix, host=, user@host):
+# the learning pass over a whole log scans with these alone.
+LEARNING_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity in ("HOSTNAME", "USERNAME"))
+
+
 @lru_cache(maxsize=1)
 def main_database() -> Database:
     """Compiled once per process (~0.2 s), shared by every Masker."""
     return Database([s.hs for s in SPECS], [_flags(s) for s in SPECS])
 
 
+@lru_cache(maxsize=1)
+def learning_database() -> Database:
+    return Database([s.hs for s in LEARNING_SPECS], [_flags(s) for s in LEARNING_SPECS])
+
+
 def learned_database(names: tuple[bytes, ...]) -> Database:
-    """A small literal database for host names learned earlier in the same log."""
+    """A small literal database for host and user names learned in the same log.
+
+    No \\b: a learned name touching '_' (ckpt_gpu-node-17_step5) is still that name; the
+    boundaries are checked in ``find_learned``.
+    """
     flags = hyperscan.HS_FLAG_SOM_LEFTMOST | hyperscan.HS_FLAG_CASELESS
-    expressions = [rb"\b" + re.escape(n) + rb"\b" for n in names]
+    expressions = [re.escape(n) for n in names]
     return Database(expressions, [flags] * len(expressions))
 
 
-def find_candidates(buf: bytes) -> list[Candidate]:
-    """Every confirmed, validated candidate in ``buf`` (overlapping; resolve afterwards)."""
+def _is_alnum(c: int) -> bool:
+    return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122
+
+
+def _touches_word(buf: bytes, start: int, end: int) -> bool:
+    return (start > 0 and _is_alnum(buf[start - 1])) or (end < len(buf) and _is_alnum(buf[end]))
+
+
+def find_candidates(buf: bytes, specs: tuple[Spec, ...] = SPECS) -> list[Candidate]:
+    """Every confirmed, validated candidate in ``buf`` (overlapping; resolve afterwards).
+
+    ``specs`` is SPECS (every pattern) or LEARNING_SPECS (the learning pass).
+    """
+    db = main_database() if specs is SPECS else learning_database()
     # Hyperscan reports every end for a start; the longest one is the occurrence.
     longest: dict[tuple[int, int], int] = {}
-    for pid, start, end in main_database().scan(buf):
+    for pid, start, end in db.scan(buf):
         key = (pid, start)
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
     for (pid, start), end in longest.items():
-        spec = SPECS[pid]
+        spec = specs[pid]
         line_end = buf.find(b"\n", end)
         if line_end == -1:
             line_end = len(buf)
@@ -98,7 +124,11 @@ def find_candidates(buf: bytes) -> list[Candidate]:
         if m is None:
             continue
         vstart, vend = m.span("v")
-        if vstart == vend:
+        if vstart == -1:  # the alternative branch of a pattern names its value w (quoted)
+            vstart, vend = m.span("w")
+        if vstart >= vend:
+            continue
+        if spec.word and _touches_word(buf, vstart, vend):
             continue
         entity: str | None = spec.entity
         if spec.validate is not None:
@@ -109,8 +139,19 @@ def find_candidates(buf: bytes) -> list[Candidate]:
 
 
 def find_learned(buf: bytes, db: Database, entities: tuple[str, ...]) -> list[Candidate]:
-    """Later mentions of names learned from context; ``entities[i]`` is the type of name i."""
-    return [Candidate(s, e, entities[pid], _LEARNED_PRIORITY) for pid, s, e in db.scan(buf)]
+    """Mentions of names learned from context; ``entities[i]`` is the type of name i.
+
+    A mention is bounded by anything but a letter or digit; a '-' before it makes it part of
+    a longer name (x-gpu-node-1), one after it does not (gpu-node-1-ib is that host's link).
+    """
+    found = []
+    for pid, s, e in db.scan(buf):
+        if s > 0 and (_is_alnum(buf[s - 1]) or buf[s - 1] == 45):
+            continue
+        if e < len(buf) and _is_alnum(buf[e]):
+            continue
+        found.append(Candidate(s, e, entities[pid], _LEARNED_PRIORITY))
+    return found
 
 
 def find_private_keys(buf: bytes, in_key: bool) -> tuple[list[tuple[int, int]], bool]:

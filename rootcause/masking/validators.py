@@ -36,10 +36,23 @@ _PUBLIC_DOMAINS = (
     b"google.com",
     b"anaconda.org",
     b"conda.io",
+    b"nvcr.io",
+    b"docker.io",
+    b"ghcr.io",
+    b"quay.io",
 )
+# What follows a host name in a file name: gpu-node-17.corp.acme.internal.log
+_FILE_EXTENSIONS = frozenset(
+    b"log txt out err json jsonl yaml yml csv tsv pt pth bin ckpt safetensors npz npy h5 pkl "
+    b"gz tar zip tgz bz2 xz zst trace prof nsys-rep qdrep sqlite db html md sh".split()
+)
+# Words before a dot that make the dotted numbers after it a version: libcudnn.so.8.9.2.26
+_VERSION_WORDS = frozenset(b"so dll dylib v ver version post dev rc a b".split())
 _LOOPBACK_NAMES = frozenset([b"localhost", b"localhost.localdomain", b"ip6-localhost"])
 _VERSION_CONTEXT = re.compile(
-    rb"(?i)(?:cudnn|nccl|cuda|cublas|driver|version|release|ver|==|>=|<=|~=|\bv)[\s:=_-]*$"
+    # pkg==9.1.0.70, but not a "====== " banner before an address
+    rb"(?i)(?:(?:cudnn|nccl|cuda|cublas|driver|version|release|ver|\bv)[\s:=_-]*|"
+    rb"[^=<>~](?:==|>=|<=|~=)\s*)$"
 )
 _SPECIAL_TOKEN_KEYS = frozenset(
     b"pad_token bos_token eos_token unk_token sep_token cls_token mask_token "
@@ -77,33 +90,64 @@ def _ip_entity(value: bytes) -> str | None:
     return "IP_ADDRESS"
 
 
+def _word_before_dot(buf: bytes, dot: int) -> bytes:
+    i = dot
+    while i > 0 and dot - i < 16 and _is_alnum(buf[i - 1]):
+        i -= 1
+    return buf[i:dot]
+
+
 def validate_ipv4(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     before = buf[max(0, start - 24) : start]
     after = buf[end : end + 2]
-    # 1.2.3.4.5 is a version or an OID, 8.9.2.26 after "cudnn" is a version.
-    if before.endswith(b".") or (after[:1] == b"." and after[1:2].isdigit()):
+    # 1.2.3.4.5 is a version or an OID, 8.9.2.26 after "cudnn" is a version; the scan has no
+    # left anchor (ckpt_10.20.30.40 must be found), so a digit before means a longer number.
+    if before[-1:].isdigit() or after[:1].isdigit() or (after[:1] == b"." and after[1:2].isdigit()):
         return None
+    if before.endswith(b"."):
+        # out.10.0.7.9.err is an address in a file name; libcudnn.so.8.9.2.26 a version.
+        word = _word_before_dot(buf, start - 1)
+        if not word or not _has_alpha(word) or word.lower() in _VERSION_WORDS:
+            return None
     if _VERSION_CONTEXT.search(before):
         return None
     return _ip_entity(buf[start:end])
 
 
 def validate_ipv6(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    if buf[start - 1 : start] == b":" or buf[end : end + 1] == b":":
+    prev = buf[start - 1 : start]
+    after = buf[end : end + 1]
+    if prev == b":" or after == b":" or (prev and _is_alnum(prev[0])):
         return None
-    return _ip_entity(buf[start:end])
+    if after and _is_alnum(after[0]):
+        return None  # c10::cuda: the hex-looking start of a C++ name
+    value = buf[start:end]
+    # c10d::, at::: C++ namespaces; an address written with '::' has at least two groups.
+    if b"::" in value and sum(1 for g in value.split(b":") if g) < 2:
+        return None
+    return _ip_entity(value)
 
 
 def _is_public(host: bytes) -> bool:
     return any(host == d or host.endswith(b"." + d) for d in _PUBLIC_DOMAINS)
 
 
+def _file_extension_follows(buf: bytes, end: int) -> bool:
+    i = end + 1
+    while i < len(buf) and i - end <= 12 and (_is_alnum(buf[i]) or buf[i] == 45):
+        i += 1
+    return buf[end + 1 : i].lower() in _FILE_EXTENSIONS
+
+
 def validate_fqdn(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     host = buf[start:end].lower()
     prev = buf[start - 1 : start]
     nxt = buf[end : end + 2]
-    # sklearn.cluster.KMeans, path/to/foo.io/bar: part of a longer dotted or path name.
-    if prev in (b".", b"_") or (nxt[:1] in (b".", b"_") and nxt[1:2].isalnum()):
+    # sklearn.cluster.KMeans: part of a longer dotted name; but gpu-node-17.acme.internal.log
+    # is a host name in a file name, and ckpt_<host> or <host>_step5 touch it with '_'.
+    if prev == b"." or (prev and _is_alnum(prev[0])):
+        return None
+    if nxt[:1] == b"." and nxt[1:2].isalnum() and not _file_extension_follows(buf, end):
         return None
     if nxt[:1] == b"(":  # a call: threading.local()
         return None
@@ -150,6 +194,39 @@ def validate_user(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
     return "USERNAME"
 
 
+def _is_alnum(c: int) -> bool:
+    return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122
+
+
+# acc@1, recall@10, pass@k, repo@v1.2, image@sha256:... are not user@host.
+_NOT_AT_USERS = frozenset(
+    b"acc top1 top5 top recall precision prec map ndcg mrr hit hits pass p r f1 auc ap ar "
+    b"iou miou loss score metric metrics".split()
+)
+_NOT_AT_HOSTS = re.compile(
+    rb"(?i)(?:sha\d*|md5|blake2b?|latest|main|master|head|step|epoch|iter|it|v\d|k\b|n\b)"
+)
+_USER_AT_BEFORE = frozenset(b" \t\"'([{=:,;<>|")
+
+
+def validate_user_at_host(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    user_start = m.start()
+    user = m.group("v" if "h" in m.re.groupindex else "u")
+    host = m.group("h" if "h" in m.re.groupindex else "v")
+    before = buf[user_start - 1 : user_start]
+    if before and before[0] not in _USER_AT_BEFORE:
+        return None  # github.com/org/repo@v1.2: a path, not a login
+    if user.lower() in _NOT_AT_USERS or user.isdigit() or len(host) < 2:
+        return None
+    if _NOT_AT_HOSTS.match(host):
+        return None
+    host_end = m.end("h" if "h" in m.re.groupindex else "v")
+    after = buf[host_end : host_end + 2]
+    if after[:1] == b"(" or (after[:1] == b"." and after[1:2].isalnum()):
+        return None  # @decorator(...) or a dotted name
+    return "HOSTNAME" if "h" not in m.re.groupindex else "USERNAME"
+
+
 def _is_key_char(c: int) -> bool:
     return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c in (45, 95)  # 0-9 A-Z a-z - _
 
@@ -169,13 +246,28 @@ def _full_key(buf: bytes, start: int) -> bytes:
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
+# $DB_PASSWORD, ${API_KEY}, %HF_TOKEN%, {password}, {{ token }}: references, not values. A
+# name in one case only; %M5hqkSYg1vFoLf% (mixed case, digits) is a password.
+_REFERENCE = re.compile(
+    rb"(?:\$\{?|\$\(|%|\{\{?\s*)(?:[a-z_][a-z0-9_.]*|[A-Z_][A-Z0-9_.]*)(?:\}?|\)|%|\s*\}?\})"
+)
+
+
+def _is_placeholder(value: bytes) -> bool:
+    low = value.lower().strip(b".")
+    if not low or low in _PLACEHOLDER_VALUES or value.strip(b"*") == b"":
+        return True
+    if value.startswith(b"<") and value.endswith(b">"):
+        return True
+    return _REFERENCE.fullmatch(value) is not None
+
+
 def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     value = buf[start:end]
     key = _full_key(buf, m.start())
     if key in _SPECIAL_TOKEN_KEYS or key.endswith((b"_token_id", b"tokens")):
         return None
-    low = value.lower().strip(b".")
-    if not low or low in _PLACEHOLDER_VALUES or value.startswith((b"<", b"$", b"%", b"{", b"*")):
+    if _is_placeholder(value) or value.startswith(b"<"):
         return None
     if b"pass" in key or b"pwd" in key:
         return "SECRET" if len(value) >= 3 else None
@@ -221,10 +313,30 @@ def validate_card(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
     return None
 
 
+def _phone_bounds_ok(buf: bytes, start: int, end: int) -> bool:
+    prev = buf[start - 1 : start]
+    after = buf[end : end + 2]
+    if prev.isalnum() or prev in (b".", b"e", b"E", b"-", b"+", b"=", b"/", b"_"):
+        return False  # 3.0e+05 12 34: scientific notation; x=..., a/b: not a phone
+    if after[:1].isalnum() or after[:1] == b"_":
+        return False
+    # 212-555-0143.5 or -7: a longer number
+    return not (after[:1] in (b".", b"-", b"/", b":") and after[1:2].isdigit())
+
+
 def validate_phone(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     value = buf[start:end]
-    prev = buf[start - 1 : start]
-    if prev.isalnum() or prev in (b".", b"e", b"E", b"-", b"+"):
-        return None  # 3.0e+05 12 34: scientific notation, not a phone
+    if not _phone_bounds_ok(buf, start, end):
+        return None
     ndigits = sum(1 for c in value if 48 <= c <= 57)
     return "PHONE_NUMBER" if 8 <= ndigits <= 15 else None
+
+
+def validate_phone_nanp(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    if not _phone_bounds_ok(buf, start, end):
+        return None
+    digits = bytes(c for c in buf[start:end] if 48 <= c <= 57)[-10:]
+    # Area code and exchange start with 2-9 (NANP): 100-200-3000 is a range, not a number.
+    if digits[0] < ord("2") or digits[3] < ord("2"):
+        return None
+    return "PHONE_NUMBER"
