@@ -28,6 +28,7 @@ from rootcause.masking.validators import (
     validate_phone_nanp,
     validate_user,
     validate_user_at_host,
+    validate_wandb_hex,
 )
 
 # Entity types whose identity matters inside one log get numbered pseudonyms (<HOST_1>);
@@ -89,7 +90,7 @@ _HOST_TLDS = (
 _I = re.IGNORECASE
 
 # +49 30 90182063, +1 (415) 555-0199, +33 1 42 68 53 00: a country code, then groups.
-_PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)|[ .\-]\d{1,4})(?:[ .\-]\d{1,8}){1,4}"
+_PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)|[ .\-]\d{1,5})(?:[ .\-]\d{1,8}){1,4}"
 _USER_AT = rb"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,31}"
 _AT_HOST = rb"[A-Za-z][A-Za-z0-9\-]{0,62}"
 _USER_AT_HOST_HS = _USER_AT + rb"@[A-Za-z][A-Za-z0-9\-]{0,62}(?:[^A-Za-z0-9\-]|$)"
@@ -119,6 +120,7 @@ SPECS: tuple[Spec, ...] = (
         rb"wandb[^\n]{0,80}\b[0-9a-f]{40}\b",
         _c(rb"wandb[^\n]{0,80}?\b(?P<v>[0-9a-f]{40})\b", _I),
         1,
+        validate_wandb_hex,
         caseless=True,
     ),
     Spec(
@@ -232,7 +234,9 @@ SPECS: tuple[Spec, ...] = (
             rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?\s*[:=]\s*"
             # A quoted value runs to its closing quote (a password may hold ',', ';' or '}');
             # an unquoted one to the first delimiter.
-            rb"(?:(?P<q>[\"'])(?P<w>[^\"'\n]{1,512})(?P=q)|[\"']?(?P<v>[^\s\"',;&)}\]]{1,512}))",
+            rb"(?:(?P<q>[\"'])(?P<w>[^\"'\n]{1,512})(?P=q)|"
+            # unquoted: to the next blank, less a trailing delimiter (password=a;b!c, x)
+            rb"[\"']?(?P<v>[^\s\"'&]{0,511}[^\s\"'&,;)}\]]))",
             _I,
         ),
         5,
@@ -245,7 +249,7 @@ SPECS: tuple[Spec, ...] = (
         rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =][\"']?[^\s\"'<\-]",
         _c(
             rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =][\"']?"
-            rb"(?P<v>[^\s\"',;]{1,512})",
+            rb"(?P<v>[^\s\"'&]{0,511}[^\s\"'&,;)}\]])",
             _I,
         ),
         5,
@@ -416,6 +420,16 @@ SPECS: tuple[Spec, ...] = (
         "IP_ADDRESS",
         _IPV6,
         _c(rb"(?P<v>" + _IPV6 + rb")(?![0-9a-f:])", _I),
+        9,
+        validate_ipv6,
+        caseless=True,
+    ),
+    Spec(
+        # NCCL's "Using ib0:fe80::1%ib0<0>": the interface name runs into the address.
+        "interface_ipv6",
+        "IP_ADDRESS",
+        rb"\b[a-z][a-z0-9]{0,15}:(?:" + _IPV6 + rb")",
+        _c(rb"[a-z][a-z0-9]{0,15}:(?P<v>" + _IPV6 + rb")(?![0-9a-f:])", _I),
         9,
         validate_ipv6,
         caseless=True,

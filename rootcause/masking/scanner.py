@@ -132,7 +132,11 @@ def find_candidates(buf: bytes, specs: tuple[Spec, ...] = SPECS) -> list[Candida
             continue
         entity: str | None = spec.entity
         if spec.validate is not None:
-            entity = spec.validate(buf, vstart, vend, m)
+            verdict = spec.validate(buf, vstart, vend, m)
+            if isinstance(verdict, tuple):
+                entity, vend = verdict
+            else:
+                entity = verdict
         if entity is not None:
             found.append(Candidate(vstart, vend, entity, spec.priority))
     return found

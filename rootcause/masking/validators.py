@@ -1,7 +1,8 @@
 """Validators that reject the look-alikes logs are full of, and the word lists they use.
 
 Each gets (buffer, value start, value end, confirm match) and returns the entity to report (it
-may re-type, e.g. a host= value that is an IP), or None to reject.
+may re-type, e.g. a host= value that is an IP), or None to reject, or (entity, end) to report a
+shorter value than the pattern took.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 
-Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | None]
+Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | tuple[str, int] | None]
 
 # Python package names that share a dotted shape with host names (sklearn.cluster, tf.io).
 _MODULE_HEADS = frozenset(
@@ -90,6 +91,11 @@ def _ip_entity(value: bytes) -> str | None:
     return "IP_ADDRESS"
 
 
+# A network interface name before an address (NCCL: "Using ib0:fe80::1%ib0<0>"); a name with a
+# letter that is not hex, so not an address group.
+_INTERFACE_BEFORE = re.compile(rb"(?:^|[^0-9A-Za-z])[0-9a-z]*[g-z][0-9a-z]*:$")
+
+
 def _word_before_dot(buf: bytes, dot: int) -> bytes:
     i = dot
     while i > 0 and dot - i < 16 and _is_alnum(buf[i - 1]):
@@ -117,7 +123,9 @@ def validate_ipv4(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
 def validate_ipv6(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     prev = buf[start - 1 : start]
     after = buf[end : end + 1]
-    if prev == b":" or after == b":" or (prev and _is_alnum(prev[0])):
+    if prev == b":" and not _INTERFACE_BEFORE.search(buf[max(0, start - 17) : start]):
+        return None  # inside a longer run of colon groups; NCCL's "ib0:fe80::1" is an address
+    if after == b":" or (prev and _is_alnum(prev[0])):
         return None
     if after and _is_alnum(after[0]):
         return None  # c10::cuda: the hex-looking start of a C++ name
@@ -243,6 +251,9 @@ def _full_key(buf: bytes, start: int) -> bytes:
     return buf[i:j].lower().lstrip(b"-")
 
 
+# Punctuation that a generated password or token holds and a name or a path does not.
+_SECRET_SYMBOLS = frozenset(b"!#$%*+;@^~?")
+_SHA_BEFORE = re.compile(rb"(?i)(?:commit|sha\d*|rev(?:ision)?|hash|@)[\s:=]*$")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -277,9 +288,17 @@ def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) ->
         return None
     if _IDENTIFIER.fullmatch(value) and not _has_digit(value):
         return None
-    if not (_has_alpha(value) and _has_digit(value)) and len(value) < 20:
+    symbols = sum(1 for c in value if c in _SECRET_SYMBOLS)
+    if not (_has_alpha(value) and (_has_digit(value) or symbols)) and len(value) < 20:
         return None
     return "SECRET"
+
+
+def validate_wandb_hex(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    # "wandb: ... commit 499e357b...": a git SHA on a wandb line is not its API key.
+    if _SHA_BEFORE.search(buf[max(0, start - 12) : start]):
+        return None
+    return "WANDB_API_KEY"
 
 
 def validate_openai(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
@@ -324,12 +343,27 @@ def _phone_bounds_ok(buf: bytes, start: int, end: int) -> bool:
     return not (after[:1] in (b".", b"-", b"/", b":") and after[1:2].isdigit())
 
 
-def validate_phone(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end]
-    if not _phone_bounds_ok(buf, start, end):
+_PHONE_GROUP = re.compile(rb"[ .\-]?\(?\d+\)?")
+
+
+def validate_phone(
+    buf: bytes, start: int, end: int, m: re.Match[bytes]
+) -> str | tuple[str, int] | None:
+    # A number right after the phone joins its groups ("+86 132 0306 8554 140288"): keep the
+    # groups while the digits fit E.164 (15), and report that shorter value.
+    ndigits = 0
+    cut = start
+    for group in _PHONE_GROUP.finditer(buf, start, end):
+        digits = sum(1 for c in group.group() if 48 <= c <= 57)
+        if ndigits + digits > 15:
+            break
+        ndigits += digits
+        cut = group.end()
+    if not 8 <= ndigits <= 15 or not _phone_bounds_ok(buf, start, cut):
         return None
-    ndigits = sum(1 for c in value if 48 <= c <= 57)
-    return "PHONE_NUMBER" if 8 <= ndigits <= 15 else None
+    if cut < end and buf[cut : cut + 1] != b" ":
+        return None  # only a blank separates two numbers
+    return "PHONE_NUMBER" if cut == end else ("PHONE_NUMBER", cut)
 
 
 def validate_phone_nanp(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
