@@ -31,6 +31,8 @@ def _env() -> dict[str, str]:
         DEBUG="1",
         # The generated "100 MB" log overshoots 100 MiB by a few lines; the limit is not measured.
         ROOTCAUSE_MAX_LOG_BYTES=str(256 << 20),
+        # Each run is a diagnosis charged to the bench's organisation (a free one).
+        TIER_FREE_DAILY_DIAGNOSES="10000",
     )
     return env
 
@@ -92,14 +94,17 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def _diagnose(organization: Any, size_bytes: int, seed: int) -> tuple[float, str]:
+    from accounts.actors import Actor
     from bench.genlog import generate_log
     from diagnosis.models import Diagnosis
     from diagnosis.services import submit_diagnosis
 
     started = time.perf_counter()
-    diagnosis, _ = submit_diagnosis(
-        organization=organization, chunks=generate_log(size_bytes, seed=seed), source="api"
-    )
+    diagnosis = submit_diagnosis(
+        actor=Actor(organization=organization),
+        chunks=generate_log(size_bytes, seed=seed),
+        source="api",
+    ).diagnosis
     while True:
         diagnosis.refresh_from_db(fields=["status"])
         if diagnosis.status in (Diagnosis.Status.DONE, Diagnosis.Status.FAILED):

@@ -23,6 +23,13 @@ app.conf.beat_schedule = {
         "task": "billing_tiers.tasks.send_evaluation_ending_notices",
         "schedule": 3600.0,
     },
+    # Deletes visitors' results once their link expires (ANONYMOUS_RESULT_HOURS) and history past
+    # the organisation's tier's retention (TIER_HISTORY_DAYS); the links stop working on time
+    # anyway, this removes the rows.
+    "purge-expired-diagnoses": {
+        "task": "workers.tasks.purge_expired_diagnoses",
+        "schedule": 3600.0,
+    },
     "purge-quota-ledger": {
         "task": "billing_tiers.tasks.purge_quota_ledger",
         "schedule": 86400.0,

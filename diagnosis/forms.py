@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import UTC, date, datetime, time
+from typing import Any
+
 from django import forms
+
+from diagnosis.models import Diagnosis
+from diagnosis.selectors import HistoryFilters
 
 
 class DiagnoseForm(forms.Form):
@@ -18,3 +25,36 @@ class DiagnoseForm(forms.Form):
         if data.get("log_text") and data.get("log_file"):
             raise forms.ValidationError("Paste a log or choose a file, not both.")
         return data
+
+
+class HistoryFilterForm(forms.Form):
+    """The history page's filters, named like the API's query parameters."""
+
+    failure = forms.ChoiceField(label="Failure", required=False)
+    status = forms.ChoiceField(
+        label="Status", required=False, choices=[("", "any"), *Diagnosis.Status.choices]
+    )
+    created_after = forms.DateField(
+        label="On or after", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_before = forms.DateField(
+        label="Before", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(self, *args: Any, failures: Iterable[tuple[str, str]] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["failure"].choices = [("", "any"), *failures]  # type: ignore[attr-defined]
+
+    def filters(self) -> HistoryFilters:
+        """The filters of a valid form; dates are UTC days."""
+        data = self.cleaned_data
+
+        def start_of(day: date | None) -> datetime | None:
+            return None if day is None else datetime.combine(day, time.min, tzinfo=UTC)
+
+        return HistoryFilters(
+            failure=data["failure"],
+            status=data["status"],
+            created_after=start_of(data["created_after"]),
+            created_before=start_of(data["created_before"]),
+        )

@@ -11,7 +11,12 @@ from diagnosis.stages import ACTIVE_STATUSES, Status
 
 
 class Diagnosis(models.Model):
-    """One submitted log and what the pipeline made of it. Never holds the raw log."""
+    """One submitted log and what the pipeline made of it. Never holds the raw log.
+
+    A diagnosis belongs to an organisation (its history), or, submitted by a visitor, to nobody:
+    then it is reachable only by its link (the id and a random access key, of which only a
+    digest is stored) until `expires_at`, and the periodic purge deletes it.
+    """
 
     # The statuses and their order come from the stage table.
     Status = Status
@@ -23,9 +28,17 @@ class Diagnosis(models.Model):
         CLI = "cli"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    # Null only for a visitor's diagnosis (the constraint below says so).
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="diagnoses"
+        Organization, on_delete=models.CASCADE, related_name="diagnoses", null=True, blank=True
     )
+    # A visitor's: the keyed hash of their address (accounts.actors.anonymous_subject), so a
+    # retried Idempotency-Key is recognised; the address itself is never kept.
+    anonymous_subject = models.CharField(max_length=64, blank=True)
+    # A visitor's: SHA-256 of the access key in the result's link; the key is shown once.
+    access_key_digest = models.CharField(max_length=64, blank=True)
+    # A visitor's: when the link stops working and the purge deletes the row.
+    expires_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -67,6 +80,30 @@ class Diagnosis(models.Model):
                 condition=~models.Q(idempotency_key=""),
                 name="diagnosis_unique_idempotency_key",
             ),
+            # The same for a visitor's, per address hash (the organisation is null: NULLs differ).
+            models.UniqueConstraint(
+                fields=["anonymous_subject", "idempotency_key"],
+                condition=models.Q(organization__isnull=True) & ~models.Q(idempotency_key=""),
+                name="diagnosis_unique_anonymous_idempotency_key",
+            ),
+            # Either an organisation's (kept in its history), or a visitor's: reachable by its
+            # link only, until it expires.
+            models.CheckConstraint(
+                condition=(
+                    models.Q(
+                        organization__isnull=False,
+                        anonymous_subject="",
+                        access_key_digest="",
+                        expires_at__isnull=True,
+                    )
+                    | (
+                        models.Q(organization__isnull=True, expires_at__isnull=False)
+                        & ~models.Q(anonymous_subject="")
+                        & ~models.Q(access_key_digest="")
+                    )
+                ),
+                name="diagnosis_organization_or_anonymous",
+            ),
             models.CheckConstraint(
                 condition=models.Q(progress__lte=100), name="diagnosis_progress_percent"
             ),
@@ -76,6 +113,12 @@ class Diagnosis(models.Model):
             models.Index(fields=["organization", "-created_at"], name="diagnosis_org_history"),
             # The sweeper: active diagnoses whose last progress is older than a deadline.
             models.Index(fields=["status", "updated_at"], name="diagnosis_status_updated"),
+            # The purge: visitors' diagnoses past their link's lifetime.
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(organization__isnull=True),
+                name="diagnosis_anonymous_expiry",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,38 +1,70 @@
-"""Reads of diagnoses, always scoped to the caller's organisation."""
+"""Reads of diagnoses: an organisation's, scoped to the caller's, or a visitor's, by its link."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils import timezone
 
-from accounts.authentication import TokenUser
-from accounts.models import Organization
-from accounts.selectors import organization_for_user
+from accounts.actors import Actor
 from diagnosis.models import Diagnosis
 from rootcause.result import DiagnosisResult, result_from_json
 
 
-def organization_for(caller: Any) -> Organization | None:
-    """The organisation a request acts for: the token's, or the signed-in person's."""
-    if isinstance(caller, TokenUser):
-        return caller.organization
-    return organization_for_user(caller)
+def access_key_digest(key: str) -> str:
+    """What is stored of a visitor's access key. The key is random (192 bits): a plain hash
+    suffices, and a lookup by digest compares no secret byte by byte."""
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
-def diagnoses_for(caller: Any) -> QuerySet[Diagnosis]:
-    organization = organization_for(caller)
-    if organization is None:
+@dataclass(frozen=True)
+class HistoryFilters:
+    failure: str = ""  # a failure class's slug
+    status: str = ""
+    created_after: datetime | None = None  # inclusive
+    created_before: datetime | None = None  # exclusive
+
+
+def diagnoses_for(actor: Actor, filters: HistoryFilters | None = None) -> QuerySet[Diagnosis]:
+    """The history of the actor's organisation, newest first; nothing for a visitor or a person
+    with no organisation yet (a visitor's diagnoses are in no history)."""
+    if actor.organization is None:
         return Diagnosis.objects.none()
-    return Diagnosis.objects.filter(organization=organization).order_by("-created_at")
+    diagnoses = Diagnosis.objects.filter(organization=actor.organization)
+    if filters is not None:
+        if filters.failure:
+            diagnoses = diagnoses.filter(failure_slug=filters.failure)
+        if filters.status:
+            diagnoses = diagnoses.filter(status=filters.status)
+        if filters.created_after is not None:
+            diagnoses = diagnoses.filter(created_at__gte=filters.created_after)
+        if filters.created_before is not None:
+            diagnoses = diagnoses.filter(created_at__lt=filters.created_before)
+    return diagnoses.order_by("-created_at")
 
 
-def get_diagnosis_for(caller: Any, diagnosis_id: uuid.UUID | str) -> Diagnosis:
-    """404 whether the diagnosis does not exist or belongs to another organisation."""
+def get_diagnosis_for(actor: Actor, diagnosis_id: uuid.UUID | str, *, key: str = "") -> Diagnosis:
+    """One diagnosis: with `key`, a visitor's whose link this is, while it lasts (whoever
+    follows the link); without, one of the actor's organisation.
+
+    404 whether the diagnosis does not exist, belongs to another organisation, or the key is
+    wrong or expired.
+    """
+    if key:
+        diagnoses = Diagnosis.objects.filter(
+            organization__isnull=True,
+            access_key_digest=access_key_digest(key),
+            expires_at__gt=timezone.now(),
+        )
+    else:
+        diagnoses = diagnoses_for(actor)
     try:
-        return diagnoses_for(caller).get(id=diagnosis_id)
+        return diagnoses.get(id=diagnosis_id)
     except (Diagnosis.DoesNotExist, ValueError, TypeError):
         raise Http404("No such diagnosis.") from None
 

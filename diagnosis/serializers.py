@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from diagnosis import selectors
 from diagnosis.models import Diagnosis
+from diagnosis.selectors import HistoryFilters
 from rootcause.result import DiagnosisResult, as_json
 
 
@@ -33,11 +34,28 @@ class DiagnosisSerializer(serializers.Serializer):
     size_bytes = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(
+        required=False,
+        help_text="A visitor's diagnosis only: when its link stops working and it is deleted.",
+    )
+    # Not a column: only its digest is stored. Given in the context by the view that created it.
+    access_key = serializers.CharField(
+        required=False,
+        help_text=(
+            "A visitor's diagnosis only, in the answer that created it and never again: the key "
+            "that reads the result, `GET /api/v1/diagnoses/{id}?key=…` or the page "
+            "`/diagnoses/{id}/?key=…`."
+        ),
+    )
 
     def to_representation(self, instance: Diagnosis) -> dict[str, Any]:
         body = dict(super().to_representation(instance))
         if instance.status != Diagnosis.Status.FAILED:
             del body["failure_reason"]
+        if instance.organization_id is not None:
+            del body["expires_at"]
+        if self.context.get("access_key"):
+            body["access_key"] = self.context["access_key"]
         result = selectors.diagnosis_result(instance)
         if result is not None:
             body.update(as_json(result))
@@ -45,13 +63,34 @@ class DiagnosisSerializer(serializers.Serializer):
 
 
 class DiagnosisSummarySerializer(serializers.Serializer):
+    """A row of the history: the record, without the result."""
+
     id = serializers.UUIDField()
     status = serializers.CharField()
     outcome = serializers.CharField(allow_blank=True)
-    failure_slug = serializers.CharField(allow_blank=True)
+    failure_slug = serializers.CharField(allow_blank=True, help_text="The failure class.")
     filename = serializers.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
+    # The metaclass takes declared fields off the class, so this does not shadow Field.source.
+    source = serializers.ChoiceField(choices=Diagnosis.Source.choices)  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class HistoryFilterSerializer(serializers.Serializer):
+    """The filters of the history list, from the query string."""
+
+    failure = serializers.SlugField(required=False, help_text="A failure class's slug.")
+    status = serializers.ChoiceField(choices=Diagnosis.Status.choices, required=False)
+    created_after = serializers.DateTimeField(
+        required=False, help_text="ISO 8601 date or date-time (UTC if no offset); inclusive."
+    )
+    created_before = serializers.DateTimeField(
+        required=False, help_text="ISO 8601 date or date-time (UTC if no offset); exclusive."
+    )
+
+    def filters(self) -> HistoryFilters:
+        return HistoryFilters(**self.validated_data)
 
 
 def _openapi_30(schema: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import secrets
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,16 +16,22 @@ from typing import Any
 import celery
 from celery.canvas import Signature
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
+from accounts.actors import Actor, actor_for_person
 from accounts.models import Organization
-from config.problems import ApplicationError, PayloadTooLarge
+from accounts.selectors import require_manager
+from accounts.services import create_personal_organization
+from billing_tiers.selectors import entitlements_for_organization, quota_status
+from billing_tiers.services import charge_quota, refund_quota_for
+from config.problems import ApplicationError, Conflict, PayloadTooLarge
 from diagnosis.models import Diagnosis
+from diagnosis.selectors import access_key_digest
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
-from diagnosis.staging import RAW, get_store, staging_key
+from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
 
@@ -59,25 +66,95 @@ def _masked_filename(filename: str, diagnosis_id: uuid.UUID) -> str:
     return Masker(secret=masking_secret(diagnosis_id)).mask(base)[:255]
 
 
+@dataclass(frozen=True)
+class Submission:
+    diagnosis: Diagnosis
+    created: bool
+    # Who was charged: the caller, or for a person who had no organisation, the same person
+    # acting for the personal one made for them.
+    actor: Actor
+    # A visitor's key to the result, in its link: given out in this answer only (the row keeps
+    # its digest). Empty for an organisation's diagnosis.
+    access_key: str = ""
+
+
+class KeyAlreadyUsed(Conflict):
+    title = "Idempotency-Key already used"
+
+
+def _acting_for_an_organization(actor: Actor) -> Actor:
+    """A person with no organisation gets their personal one, so their diagnoses have a history
+    and the charge goes to the organisation like everybody else's."""
+    if actor.is_person and actor.organization is None:
+        assert actor.user is not None
+        organization = create_personal_organization(user=actor.user)
+        return actor_for_person(actor.user, organization.pk)
+    return actor
+
+
+def _by_idempotency_key(actor: Actor, key: str) -> Diagnosis | None:
+    if actor.organization is not None:
+        return Diagnosis.objects.filter(
+            organization=actor.organization, idempotency_key=key
+        ).first()
+    if actor.anonymous_subject:
+        return Diagnosis.objects.filter(
+            organization__isnull=True,
+            anonymous_subject=actor.anonymous_subject,
+            idempotency_key=key,
+        ).first()
+    return None
+
+
+def _repeated(actor: Actor, diagnosis: Diagnosis) -> Submission:
+    if diagnosis.organization_id is None:
+        # Only the digest of a visitor's access key is kept, so the link cannot be given again.
+        raise KeyAlreadyUsed(
+            "This Idempotency-Key already made a diagnosis; its link was in the first answer "
+            "and cannot be shown again. Send a new key to diagnose again."
+        )
+    return Submission(diagnosis, created=False, actor=actor)
+
+
+class _Admitted(Exception):
+    """Rolls back the probe in `_refuse_if_over_quota` when a unit came free meanwhile."""
+
+
+def _refuse_if_over_quota(actor: Actor) -> None:
+    """Raises QuotaExceeded (429) before anything is staged when today's allowance is used, so
+    an upload over quota is never copied to Redis. The unit is charged later, with the row."""
+    if quota_status(actor).remaining > 0:
+        return
+    # billing_tiers words the refusal (when it resets, which tier raises it, the headers): ask it
+    # for a charge it will refuse. Should a unit have come free meanwhile (a refund), the charge
+    # is rolled back here and taken for real with the row.
+    try:
+        with transaction.atomic():
+            charge_quota(actor=actor)
+            raise _Admitted
+    except _Admitted:
+        return
+
+
 def submit_diagnosis(
     *,
-    organization: Organization,
+    actor: Actor,
     chunks: Iterable[bytes],
     source: str,
-    created_by: User | None = None,
     filename: str = "",
     idempotency_key: str = "",
-) -> tuple[Diagnosis, bool]:
-    """Accepts a log: creates the row, stages the raw bytes, enqueues the pipeline after commit.
+) -> Submission:
+    """Accepts a log: charges a unit of the actor's daily quota and creates the row in one
+    transaction, stages the raw bytes, enqueues the pipeline after commit.
 
-    Returns (diagnosis, created). A repeated Idempotency-Key returns the first diagnosis unchanged.
+    A repeated Idempotency-Key returns the first diagnosis unchanged and charges nothing. A
+    visitor's diagnosis belongs to no organisation: it is reachable by the link with the
+    returned access key until ANONYMOUS_RESULT_HOURS have passed.
     """
     if idempotency_key:
-        existing = Diagnosis.objects.filter(
-            organization=organization, idempotency_key=idempotency_key
-        ).first()
+        existing = _by_idempotency_key(actor, idempotency_key)
         if existing is not None:
-            return existing, False
+            return _repeated(actor, existing)
 
     iterator = iter(chunks)
     first = next((c for c in iterator if c), b"")
@@ -87,9 +164,22 @@ def submit_diagnosis(
     if reason:
         raise LogRejected(f"The log {reason}.")
 
+    actor = _acting_for_an_organization(actor)
+    _refuse_if_over_quota(actor)
+
     diagnosis_id = uuid.uuid4()
+    access_key = ""
+    visitor: dict[str, Any] = {}
+    if actor.organization is None:
+        access_key = secrets.token_urlsafe(24)
+        visitor = {
+            "anonymous_subject": actor.anonymous_subject,
+            "access_key_digest": access_key_digest(access_key),
+            "expires_at": timezone.now() + timedelta(hours=settings.ANONYMOUS_RESULT_HOURS),
+        }
     store = get_store(settings.REDIS_URL)
     raw_key = staging_key(RAW, diagnosis_id)
+    earlier: Diagnosis | None = None
     try:
         size = store.write(
             raw_key,
@@ -97,26 +187,102 @@ def submit_diagnosis(
             ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS,
         )
         with transaction.atomic():
-            diagnosis = Diagnosis.objects.create(
-                id=diagnosis_id,
-                organization=organization,
-                created_by=created_by,
-                source=source,
-                filename=_masked_filename(filename, diagnosis_id),
-                size_bytes=size,
-                idempotency_key=idempotency_key,
+            charge = charge_quota(
+                actor=actor, reference=diagnosis_id, idempotency_key=idempotency_key
             )
-            transaction.on_commit(lambda: enqueue_pipeline(diagnosis.id, Status.QUEUED))
+            if charge.reference != str(diagnosis_id):
+                # The key's first charge, made for another diagnosis: a racing duplicate that
+                # committed first, or one deleted since (then this one is charged anew).
+                earlier = _by_idempotency_key(actor, idempotency_key)
+                if earlier is None:
+                    charge_quota(actor=actor, reference=diagnosis_id)
+            if earlier is None:
+                diagnosis = Diagnosis.objects.create(
+                    id=diagnosis_id,
+                    organization=actor.organization,
+                    created_by=actor.user if actor.is_person else None,
+                    source=source,
+                    filename=_masked_filename(filename, diagnosis_id),
+                    size_bytes=size,
+                    idempotency_key=idempotency_key,
+                    **visitor,
+                )
+                transaction.on_commit(lambda: enqueue_pipeline(diagnosis.id, Status.QUEUED))
     except IntegrityError:
-        # Two requests with the same Idempotency-Key raced; the other one won.
+        # Two requests with the same Idempotency-Key raced; the other one won, and this one's
+        # charge went with its rolled-back transaction.
         store.delete(raw_key)
-        return Diagnosis.objects.get(
-            organization=organization, idempotency_key=idempotency_key
-        ), False
+        earlier = _by_idempotency_key(actor, idempotency_key) if idempotency_key else None
+        if earlier is None:
+            raise
+        return _repeated(actor, earlier)
     except BaseException:
         store.delete(raw_key)
         raise
-    return diagnosis, True
+    if earlier is not None:
+        store.delete(raw_key)
+        return _repeated(actor, earlier)
+    return Submission(diagnosis, created=True, actor=actor, access_key=access_key)
+
+
+def delete_diagnosis(*, actor: Actor, diagnosis: Diagnosis) -> None:
+    """Owners and admins delete their organisation's diagnoses (members and tokens may not).
+
+    The unit it was charged is not given back: the work was done.
+    """
+    organization = require_manager(actor)
+    if diagnosis.organization_id != organization.pk:
+        raise Http404("No such diagnosis.")
+    _delete(Diagnosis.objects.filter(pk=diagnosis.pk))
+
+
+def _delete(diagnoses: QuerySet[Diagnosis]) -> int:
+    """Deletes the rows and anything a running pipeline still staged for them."""
+    ids = [str(i) for i in diagnoses.values_list("id", flat=True)]
+    if not ids:
+        return 0
+    deleted, _ = Diagnosis.objects.filter(id__in=ids).delete()
+    get_store(settings.REDIS_URL).delete(
+        *(staging_key(kind, i) for i in ids for kind in (RAW, MASKED))
+    )
+    return deleted
+
+
+# How many rows one purge deletes at most per statement, so that no delete holds locks for long.
+PURGE_BATCH = 1000
+
+
+def purge_expired_diagnoses() -> int:
+    """Deletes visitors' diagnoses whose link has expired, and organisations' diagnoses older
+    than their tier keeps history (TIER_HISTORY_DAYS). The periodic purge; safe to run twice."""
+    now = timezone.now()
+    purged = 0
+    while True:
+        batch = Diagnosis.objects.filter(organization__isnull=True, expires_at__lte=now)
+        count = _delete(batch.order_by()[:PURGE_BATCH])
+        purged += count
+        if count < PURGE_BATCH:
+            break
+    # No tier keeps history for less than the shortest setting: only organisations with rows
+    # older than that need their tier worked out.
+    oldest_kept = now - timedelta(days=min(settings.TIER_HISTORY_DAYS.values()))
+    organizations = (
+        Organization.objects.filter(diagnoses__created_at__lt=oldest_kept).distinct().order_by()
+    )
+    for organization in organizations:
+        days = entitlements_for_organization(organization).history_days
+        if days is None:  # pragma: no cover - every organisation's tier keeps history
+            continue
+        cutoff = now - timedelta(days=days)
+        while True:
+            batch = Diagnosis.objects.filter(organization=organization, created_at__lt=cutoff)
+            count = _delete(batch.order_by()[:PURGE_BATCH])
+            purged += count
+            if count < PURGE_BATCH:
+                break
+    if purged:
+        logger.info("purged %d diagnoses past their retention", purged)
+    return purged
 
 
 def pipeline_from(diagnosis_id: str, status: str) -> Signature:
@@ -208,7 +374,8 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
 
 
 def fail_diagnosis(*, diagnosis_id: str, reason: str) -> bool:
-    """Marks an active diagnosis failed for a reason on our side. The raw log goes with it."""
+    """Marks an active diagnosis failed for a reason on our side: the raw log goes with it and
+    the quota unit it was charged is refunded."""
     now = timezone.now()
     changed = Diagnosis.objects.filter(
         id=diagnosis_id, status__in=Diagnosis.ACTIVE_STATUSES
@@ -222,8 +389,10 @@ def fail_diagnosis(*, diagnosis_id: str, reason: str) -> bool:
     )
     if changed:
         get_store(settings.REDIS_URL).delete(
-            staging_key(RAW, diagnosis_id), staging_key("masked", diagnosis_id)
+            staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
         )
+        # A failure on our side gives the unit back (once, whoever calls this again).
+        refund_quota_for(reference=diagnosis_id)
         logger.warning("diagnosis %s failed: %s", diagnosis_id, reason)
     return changed == 1
 

@@ -6,4 +6,5 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("diagnoses/", views.history, name="diagnosis-history"),
     path("diagnoses/<uuid:diagnosis_id>/", views.detail, name="diagnosis-detail"),
+    path("diagnoses/<uuid:diagnosis_id>/delete/", views.delete, name="diagnosis-delete"),
 ]

@@ -72,3 +72,9 @@ STAGE_TASKS = {stage.status: _stage_task(stage) for stage in STAGES}
 @shared_task(name="workers.tasks.sweep_stuck_diagnoses", acks_late=True, time_limit=120)
 def sweep_stuck_diagnoses() -> int:
     return services.requeue_stuck_diagnoses()
+
+
+@shared_task(name="workers.tasks.purge_expired_diagnoses", acks_late=True, time_limit=600)
+def purge_expired_diagnoses() -> int:
+    """Visitors' results past their link's lifetime, organisations' past their tier's history."""
+    return services.purge_expired_diagnoses()

@@ -157,17 +157,14 @@ def test_an_unknown_id_gets_404(acme_api):
     assert acme_api.get(f"{URL}/00000000-0000-0000-0000-000000000000").status_code == 404
 
 
-def test_anonymous_callers_are_refused(api):
+def test_a_revoked_or_wrong_token_is_refused(api, acme_token):
+    api.credentials(HTTP_AUTHORIZATION="Bearer rc_not-a-real-token")
+
     response = _post(api, OOM_LOG.encode())
 
     assert response.status_code == 401
     assert response["Content-Type"] == "application/problem+json"
-
-
-def test_a_revoked_or_wrong_token_is_refused(api, acme_token):
-    api.credentials(HTTP_AUTHORIZATION="Bearer rc_not-a-real-token")
-
-    assert _post(api, OOM_LOG.encode()).status_code == 401
+    assert Diagnosis.objects.count() == 0
 
 
 def test_a_signed_in_member_sees_the_organisation_history(acme_api, bob, api):
@@ -177,23 +174,7 @@ def test_a_signed_in_member_sees_the_organisation_history(acme_api, bob, api):
     response = api.get(URL)
 
     assert response.status_code == 200
-    assert response.json()["count"] == 1
-
-
-def test_the_history_is_scoped_and_its_query_count_is_pinned(
-    acme_api, umbrella_api, django_assert_num_queries
-):
-    for _ in range(3):
-        _post(acme_api, OOM_LOG.encode())
-    _post(umbrella_api, OOM_LOG.encode())
-
-    # token lookup, count, page; the token's last use, written by the posts a moment ago, is not
-    # written again within a minute (accounts.services.LAST_USE_PRECISION)
-    with django_assert_num_queries(3):
-        response = acme_api.get(URL)
-
-    assert response.json()["count"] == 3
-    assert len(response.json()["results"]) == 3
+    assert len(response.json()["results"]) == 1
 
 
 def test_the_file_name_is_masked_like_the_log(acme_api):

@@ -137,7 +137,11 @@ def test_the_openapi_document_describes_the_result_with_its_own_schema(tmp_path)
         assert name in schemas
     assert set(schemas["DiagnosisResult"]["properties"]) == RESULT
     diagnosis = schemas["Diagnosis"]
-    assert set(diagnosis["properties"]) == RECORD | RESULT | {"failure_reason"}
+    assert set(diagnosis["properties"]) == RECORD | RESULT | {
+        "failure_reason",
+        "expires_at",
+        "access_key",
+    }
     assert set(diagnosis["required"]) <= RECORD
     assert diagnosis["properties"]["failure"] == {
         "allOf": [{"$ref": "#/components/schemas/Failure"}],

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
+from billing_tiers.models import QuotaCharge
 from diagnosis.models import Diagnosis
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
 
@@ -10,11 +12,29 @@ from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
 pytestmark = pytest.mark.django_db
 
 
-def test_the_home_page_invites_anonymous_visitors_to_sign_in(client):
+def test_the_home_page_offers_the_form_and_the_allowance_to_visitors(client):
     response = client.get("/")
 
+    text = response.content.decode()
     assert response.status_code == 200
-    assert b"Sign in" in response.content
+    assert 'name="log_text"' in text
+    assert "<strong>3 of 3</strong> diagnoses left today" in text
+    assert '<span class="badge">anonymous</span>' in text
+    assert 'href="/accounts/signup/"' in text
+    assert "/admin/login/" not in text
+
+
+def test_the_home_page_shows_what_is_left_of_the_organisations_allowance(
+    client, alice, acme, django_capture_on_commit_callbacks
+):
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/", {"log_text": OOM_LOG})
+
+    text = client.get("/").content.decode()
+
+    assert "<strong>2 of 3</strong> diagnoses left today" in text
+    assert '<span class="badge">free</span>' in text
 
 
 def test_a_pasted_log_is_diagnosed_and_shown_masked(
@@ -26,10 +46,13 @@ def test_a_pasted_log_is_diagnosed_and_shown_masked(
         response = client.post("/", {"log_text": OOM_LOG})
 
     assert response.status_code == 302
+    assert "key=" not in response["Location"]  # the organisation's: its members open it
     page = client.get(response["Location"])
     text = page.content.decode()
     assert page.status_code == 200
     assert "Optimizer State Memory Explosion" in text
+    assert "<h3>Fix</h3>" in text
+    assert 'id="sign-up"' not in text
     for value in PLANTED_SECRETS.values():
         assert value not in text
 
@@ -39,7 +62,7 @@ def test_an_empty_form_gets_a_message_not_a_diagnosis(client, alice, acme):
 
     response = client.post("/", {"log_text": ""})
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert b"Paste a log or choose a file." in response.content
     assert Diagnosis.objects.count() == 0
 
@@ -51,7 +74,7 @@ def test_a_binary_upload_gets_a_message(client, alice, acme):
 
     response = client.post("/", {"log_file": SimpleUploadedFile("core", b"\x7fELF\x00\x00")})
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert b"binary file" in response.content
 
 
@@ -64,10 +87,23 @@ def test_another_organisation_cannot_open_a_diagnosis_page(
     client.force_login(charlie)
 
     assert client.get(location).status_code == 404
-    assert b"optimizer" not in client.get("/diagnoses/").content
+    assert location not in client.get("/diagnoses/").content.decode()
 
 
-def test_someone_without_an_organisation_gets_a_personal_one(client, django_user_model):
+def test_a_diagnosis_page_without_a_key_sends_a_visitor_to_sign_in(client, alice, acme):
+    client.force_login(alice)
+    location = client.post("/", {"log_text": OOM_LOG})["Location"]
+    client.logout()
+
+    response = client.get(location)
+
+    assert response.status_code == 302
+    assert response["Location"].startswith(f"{settings.LOGIN_URL}?next=")
+
+
+def test_someone_without_an_organisation_gets_a_personal_one_which_is_charged(
+    client, django_user_model
+):
     dora = django_user_model.objects.create_user("dora", "dora@example.com", "pw-dora-123")
     client.force_login(dora)
 
@@ -75,4 +111,8 @@ def test_someone_without_an_organisation_gets_a_personal_one(client, django_user
 
     assert response.status_code == 302
     diagnosis = Diagnosis.objects.get()
-    assert diagnosis.organization.memberships.get().user == dora
+    organization = diagnosis.organization
+    assert organization is not None
+    assert organization.memberships.get().user == dora
+    assert "<strong>2 of 3</strong>" in client.get("/").content.decode()
+    assert QuotaCharge.objects.get().subject == f"org:{organization.pk}"
