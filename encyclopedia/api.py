@@ -1,4 +1,5 @@
-"""The public encyclopedia API. Anyone may call it; signed-in callers also get the fixes."""
+"""The public encyclopedia API. Anyone may call it; callers whose tier includes fixes (signed-in
+people and API tokens) also get them."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.actors import actor_of
 from config.problems import PROBLEM_CONTENT_TYPE, ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.models import Entry
@@ -53,7 +55,8 @@ class EntryListApi(GenericAPIView):
         # when it decides whether to document pagination.
         responses={(200, "application/json"): EntrySerializer(many=True), **_problems(400)},
         description="Catalogue entries by category and slug. Anonymous callers get the free "
-        "fields; signed-in callers also get fix, prevention, verification and code examples.",
+        "fields; callers whose tier includes fixes (signed in, or with an API token) also get "
+        "fix, prevention, verification, code examples and fingerprints.",
     )
     def get(self, request: Request) -> Response:
         filters = EntryFilterSerializer(data=request.query_params)
@@ -61,7 +64,7 @@ class EntryListApi(GenericAPIView):
         entries = selectors.list_entries(**filters.validated_data)
         page = self.paginate_queryset(entries)
         assert page is not None  # pagination_class is set
-        allowed = selectors.can_see_fix(request.user)
+        allowed = selectors.can_see_fix(actor_of(request))
         data = [_entry_payload(entry, can_see_fix=allowed) for entry in page]
         return self.get_paginated_response(EntrySerializer(data, many=True).data)
 
@@ -76,7 +79,7 @@ class EntryDetailApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         entry = selectors.get_entry(slug)
-        payload = _entry_payload(entry, can_see_fix=selectors.can_see_fix(request.user))
+        payload = _entry_payload(entry, can_see_fix=selectors.can_see_fix(actor_of(request)))
         return Response(EntrySerializer(payload).data)
 
 

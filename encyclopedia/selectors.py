@@ -6,11 +6,12 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from accounts.actors import Actor
+from billing_tiers.selectors import entitlements_for
 from config.problems import PayloadTooLarge
 from encyclopedia.models import CatalogueVersion, Entry
 from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
@@ -32,9 +33,9 @@ if not set(GATED_FIELDS) <= set(ENTRY_FIELDS):  # pragma: no cover - a renamed s
     raise ImportError(f"GATED_FIELDS names fields the catalogue schema lacks: {GATED_FIELDS}")
 
 
-def can_see_fix(user: AbstractBaseUser | AnonymousUser | None) -> bool:
-    """Who may read fix steps and commands. Signed-in for now; the tiers decide later."""
-    return bool(user is not None and user.is_authenticated)
+def can_see_fix(actor: Actor) -> bool:
+    """Who may read fix steps and commands: the tier decides, as it does for diagnoses."""
+    return entitlements_for(actor).fix_steps
 
 
 def visible_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> dict[str, Any]:
@@ -44,7 +45,7 @@ def visible_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> dict[str
 
 
 def locked_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> list[str]:
-    """The fields of this entry the reader may not see, to say what signing in adds."""
+    """The fields of this entry the reader may not see, to say what signing up adds."""
     if can_see_fix:
         return []
     return [key for key in GATED_FIELDS if key in entry_data]

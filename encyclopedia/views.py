@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
+from accounts.actors import actor_of
 from config.problems import ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.serializers import MemoryEstimateInputSerializer
@@ -36,7 +37,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     row = selectors.get_entry(slug)
-    allowed = selectors.can_see_fix(request.user)
+    allowed = selectors.can_see_fix(actor_of(request))
     return render(
         request,
         "encyclopedia/entry.html",

@@ -22,7 +22,7 @@ def test_index_lists_entries_by_category_with_severity(client: Client, small_cat
     assert 'class="badge sev-low"' in html
     assert 'action="/encyclopedia/search/"' in html
     # The site layout: navigation to diagnose, the encyclopedia, the API docs and sign-in.
-    for link in ('href="/"', 'href="/encyclopedia/"', 'href="/api/v1/docs"', "/admin/login/"):
+    for link in ('href="/"', 'href="/encyclopedia/"', 'href="/api/v1/docs"', "/accounts/login/"):
         assert link in html
 
 
