@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
+from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.actors import actor_of
+from accounts import api as accounts_api
+from accounts import serializers as accounts_serializers
+from accounts.actors import Actor, actor_of
 from billing_tiers import selectors, services
 from billing_tiers.models import Evaluation, EvaluationRequest, Tier
 from billing_tiers.throttles import RedeemPerAddressThrottle, RedeemPerUserThrottle
@@ -166,3 +170,57 @@ class EvaluationRedeemApi(APIView):
             actor=actor_of(request), code=data.validated_data["code"]
         )
         return Response(EvaluationOutputSerializer(evaluation).data, status=201)
+
+
+# --- /api/v1/me, with the tier and the quota ----------------------------------------------------
+# accounts answers who is calling; the tier and the quota are this app's, which sits above it, so
+# it extends accounts' serializers and view (docs/accounts.md) and config/urls.py routes
+# /api/v1/me here.
+
+
+class MeOrganizationSerializer(accounts_serializers.MeOrganizationSerializer):
+    """The actor's organisation, with its tier and the end of its running evaluation."""
+
+    tier = serializers.SerializerMethodField(help_text="The organisation's trust tier.")
+    evaluation_ends_at = serializers.SerializerMethodField(
+        help_text="The end of the running Scale evaluation, or null."
+    )
+
+    @extend_schema_field(serializers.ChoiceField(choices=Tier.choices))
+    def get_tier(self, actor: Actor) -> str:
+        return selectors.tier_for(actor).value
+
+    def get_evaluation_ends_at(self, actor: Actor) -> datetime | None:
+        assert actor.organization is not None
+        evaluation = selectors.active_evaluation(actor.organization)
+        return None if evaluation is None else evaluation.ends_at
+
+
+class MeSerializer(accounts_serializers.MeSerializer):
+    """Who is calling, the organisation they act for with its tier, and today's quota."""
+
+    organization = MeOrganizationSerializer(source="*", allow_null=True)
+    quota = QuotaSerializer(
+        source="*",
+        help_text="Today's diagnosis allowance: the organisation's, or a person's with none yet.",
+    )
+
+    def to_representation(self, instance: Actor) -> dict[str, Any]:
+        body = super().to_representation(instance)
+        body["quota"] = QuotaSerializer(selectors.quota_status(instance)).data
+        return body
+
+
+class MeApi(accounts_api.MeApi):
+    serializer_class = MeSerializer
+
+    @extend_schema(
+        operation_id="me",
+        responses={200: MeSerializer, 401: PROBLEM},
+        description=(
+            "The signed-in person (or the calling API token), the organisation they act for "
+            "with its tier and running evaluation, and today's quota."
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        return super().get(request)

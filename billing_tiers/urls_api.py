@@ -3,6 +3,8 @@ from django.urls import path
 from billing_tiers import api
 
 urlpatterns = [
+    # accounts' /me with the tier and the quota; config/urls.py includes this before accounts.
+    path("me", api.MeApi.as_view(), name="api-me"),
     path("quota", api.QuotaApi.as_view(), name="api-quota"),
     path(
         "evaluation/requests",

@@ -10,10 +10,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+    # Before accounts: billing_tiers' /me extends accounts' with the tier and the quota.
+    path("api/v1/", include("billing_tiers.urls_api")),
     path("api/v1/", include("accounts.urls_api")),
     path("api/v1/", include("diagnosis.urls_api")),
     path("api/v1/", include("encyclopedia.urls_api")),
-    path("api/v1/", include("billing_tiers.urls_api")),
     path("encyclopedia/", include("encyclopedia.urls")),
     path("evaluation/", include("billing_tiers.urls")),
     # /accounts/… (sign-up, sign-in, verification, invitations) and /settings/…
