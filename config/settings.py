@@ -142,6 +142,10 @@ else:
 ROOTCAUSE_MAX_LOG_BYTES = env_int("ROOTCAUSE_MAX_LOG_BYTES", 100 * 1024 * 1024, minimum=1024)
 # Backstop lifetime of the raw log in the staging store; it is deleted as soon as it is masked.
 ROOTCAUSE_RAW_TTL_SECONDS = env_int("ROOTCAUSE_RAW_TTL_SECONDS", 3600, minimum=10)
+# Extra masking recognizers in Presidio's YAML format (deny lists, patterns); docs/masking.md.
+MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
+if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():
+    raise ImproperlyConfigured(f"MASKING_RECOGNIZERS_FILE={MASKING_RECOGNIZERS_FILE!r} is no file")
 # How long a stage may hold a diagnosis before another worker or the sweeper may take it over.
 DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 300, minimum=1)
 # A diagnosis still queued or in a stage this long after its last progress is re-queued.

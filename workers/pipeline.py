@@ -19,6 +19,7 @@ from diagnosis.stages import Status
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from encyclopedia.selectors import current_engine
 from rootcause.masking import Masker, iter_line_chunks, mask_log
+from rootcause.masking.recognizer import shared_analyzer
 from rootcause.remediation import complete_result
 from rootcause.result import as_json
 
@@ -35,7 +36,10 @@ def run_mask(claim: services.Claim) -> bool:
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
     if not store.exists(raw_key):
         raise StageError("the log expired before it could be masked")
-    masker = Masker(secret=services.masking_secret(diagnosis_id))
+    # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
+    # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
+    analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
+    masker = Masker(secret=services.masking_secret(diagnosis_id), analyzer=analyzer)
 
     def masked_chunks() -> Iterator[bytes]:
         # Two passes over the staged log (store.read starts again each time): learn the user

@@ -1,14 +1,19 @@
 """The masker: one per diagnosis, fed line-aligned chunks in order.
 
-Why the hot loop is ours and not ``AnalyzerEngine.analyze`` + ``AnonymizerEngine.anonymize``:
-the recognizer is a real Presidio ``EntityRecognizer`` (``HyperscanRecognizer``), and
-``build_analyzer()`` runs it inside an ``AnalyzerEngine``. Measured on a generated 1 MiB chunk
-with 1,112 findings: the recognizer alone 0.04 s, through ``AnalyzerEngine.analyze`` 0.06 s,
-and ``AnonymizerEngine.anonymize`` 1.7 s (its conflict resolution and text rebuilding grow much
-faster than linearly with the number of findings, and logs have thousands). So ``Masker.mask``
-calls the same candidate finder directly, resolves overlaps itself (leftmost, longest, most
-specific) and replaces in bytes; the Presidio path stays available, finds the same entities
-(tested), and is measured beside ours in ``bench/masking.py``.
+What finds the values is Presidio's ``AnalyzerEngine`` when presidio is installed (the server:
+``recognizer.shared_analyzer``, a registry of the Hyperscan log recognizers, Presidio's
+validated recognizers behind prefilters, and the operator's YAML recognizers), and the same
+Hyperscan recognizers called directly when it is not (the light client, ``pip install .``).
+For every entity type the Hyperscan recognizers cover, both give the same masked text (tested
+on the labelled corpus); the server also masks IBANs, crypto wallets and the operator's types.
+
+Why the replacement loop is ours and not ``AnonymizerEngine.anonymize``: measured on a
+generated 1 MiB chunk with 1,112 findings, ``AnalyzerEngine.analyze`` took 0.06 s and
+``AnonymizerEngine.anonymize`` 1.7 s (its conflict resolution and text rebuilding grow much
+faster than linearly with the number of findings, and logs have thousands), 30 times the
+analysis. So ``Masker.mask`` takes the analyzer's results, resolves overlaps itself (leftmost,
+longest, most specific) and replaces in bytes, with per-log pseudonyms. What stays per log and
+not in the analyzer: the names learned from context and a private-key block open across chunks.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ import hmac
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from rootcause.masking.chunks import iter_line_chunks
+from rootcause.masking.offsets import byte_offsets
 from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
 from rootcause.masking.scanner import (
     LEARNING_SPECS,
@@ -41,6 +48,21 @@ _GENERIC_USERS = frozenset(
     b"colab kaggle data train test work shared share export local home opt scratch "
     b"public guest nobody".split()
 )
+
+
+# The setting the service reads too (config/settings.py): a YAML file of Presidio recognizers.
+RECOGNIZERS_FILE_ENV = "MASKING_RECOGNIZERS_FILE"
+_AUTO = "auto"
+_OTHER_PRIORITY = 13
+
+
+def default_analyzer() -> Any | None:
+    """Presidio's analyzer when presidio is importable (the server), else None (light client)."""
+    try:
+        from rootcause.masking.recognizer import shared_analyzer
+    except ImportError:
+        return None
+    return shared_analyzer(os.environ.get(RECOGNIZERS_FILE_ENV) or None)
 
 
 def _has_digit(value: bytes) -> bool:
@@ -77,8 +99,11 @@ class Masker:
     catches the mentions that come before the line a name is learned from.
     """
 
-    def __init__(self, secret: bytes | None = None) -> None:
+    def __init__(self, secret: bytes | None = None, *, analyzer: Any = _AUTO) -> None:
+        """``analyzer``: a Presidio ``AnalyzerEngine``, None for the Hyperscan recognizers
+        alone, or by default Presidio's when it is installed (``default_analyzer``)."""
         self._secret = secret if secret is not None else os.urandom(32)
+        self._analyzer = default_analyzer() if analyzer == _AUTO else analyzer
         self._numbers: dict[str, dict[bytes, int]] = {p: {} for p in PSEUDONYM_PREFIX}
         self._counts: Counter[str] = Counter()
         self._in_private_key = False
@@ -94,7 +119,8 @@ class Masker:
         """The replacement for one occurrence (also used by the Presidio operator path)."""
         prefix = PSEUDONYM_PREFIX.get(entity)
         if prefix is None:
-            return FIXED_TOKEN.get(entity, "<SECRET>")
+            # An operator's or Presidio's own type (IBAN_CODE, CRYPTO) is named as it is.
+            return FIXED_TOKEN.get(entity) or f"<{entity}>"
         norm = host_key(value) if entity == "HOSTNAME" else value.lower()
         digest = hmac.new(self._secret, entity.encode() + b"\0" + norm, hashlib.sha256).digest()
         table = self._numbers[entity]
@@ -115,7 +141,7 @@ class Masker:
         buf = chunk.encode("utf-8", "surrogatepass")
         continued = self._in_private_key
         keys, self._in_private_key = find_private_keys(buf, continued)
-        candidates = find_candidates(buf)
+        candidates = self._find(chunk, buf)
         self._learn(buf, candidates)
         if self._learned_db is not None:
             entities = tuple(self._learned.values())
@@ -123,6 +149,22 @@ class Masker:
         spans = resolve(candidates, keys)
         out = self._render(buf, spans, keys, continued)
         return out.decode("utf-8", "surrogatepass")
+
+    def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
+        if self._analyzer is None:
+            return find_candidates(buf)
+        results = self._analyzer.analyze(text=chunk, language="en")
+        spans = byte_offsets(chunk, buf, [(r.start, r.end) for r in results])
+        return [
+            Candidate(
+                s,
+                e,
+                r.entity_type,
+                (r.recognition_metadata or {}).get("priority", _OTHER_PRIORITY),
+            )
+            for r, (s, e) in zip(results, spans, strict=True)
+            if s < e
+        ]
 
     def _learn(self, buf: bytes, candidates: list[Candidate]) -> None:
         # The learned names are for the whole log; _learned_db is rebuilt only when one is new.

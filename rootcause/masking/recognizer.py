@@ -1,13 +1,33 @@
-"""The masking patterns behind Presidio's interfaces: an EntityRecognizer and an analyzer."""
+"""The production analyzer: Presidio's AnalyzerEngine over a registry of log recognizers.
+
+The registry holds
+- ``HyperscanRecognizer``: every log pattern of ``patterns.py`` in one Hyperscan pass (the bulk:
+  user and host names, addresses, tokens and keys, secrets, phones, cards);
+- Presidio's own validated recognizers (credit cards with Luhn, IBANs with their checksum, phone
+  numbers through ``phonenumbers``, crypto wallets), each wrapped in ``PrefilteredRecognizer``:
+  a Hyperscan prefilter finds the few spans that could be one and Presidio's recognizer runs on
+  those windows only, not over a megabyte of log lines;
+- the operator's recognizers, from a YAML file in Presidio's own format
+  (``RecognizerRegistry.add_recognizers_from_yaml``; the service reads its path from the
+  ``MASKING_RECOGNIZERS_FILE`` setting).
+
+It runs on the ``no_op`` NLP engine: no spaCy model is loaded, and none is downloaded.
+
+Importing this module imports presidio (the server extra); the light client never does, and
+``Masker`` then runs the Hyperscan recognizers alone (see ``masker.default_analyzer``).
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from functools import lru_cache
 
 # Presidio's e-mail validation calls tldextract, which fetches the public suffix list over the
 # network unless this is empty. Must be set before presidio imports tldextract.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
+import hyperscan
 from presidio_analyzer import (
     AnalyzerEngine,
     EntityRecognizer,
@@ -15,31 +35,27 @@ from presidio_analyzer import (
     RecognizerResult,
 )
 from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
+from presidio_analyzer.predefined_recognizers import (
+    CreditCardRecognizer,
+    CryptoRecognizer,
+    IbanRecognizer,
+    PhoneRecognizer,
+)
 
+from rootcause.masking.offsets import char_offsets
 from rootcause.masking.patterns import ENTITIES
 from rootcause.masking.scanner import (
     Candidate,
+    Database,
     find_candidates,
     find_private_keys,
     resolve,
 )
 
 _SCORE = 0.9
-
-
-def _char_offsets(text: str, buf: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    if text.isascii():
-        return spans
-    # Byte offsets to character offsets, one left-to-right pass over sorted positions.
-    points = sorted({p for span in spans for p in span})
-    mapping: dict[int, int] = {}
-    chars = 0
-    prev = 0
-    for p in points:
-        chars += len(buf[prev:p].decode("utf-8", "surrogatepass"))
-        mapping[p] = chars
-        prev = p
-    return [(mapping[s], mapping[e]) for s, e in spans]
+# Where a result of a recognizer other than ours falls when two findings tie (see resolve).
+OTHER_PRIORITY = 13
+PRIORITY = "priority"
 
 
 class HyperscanRecognizer(EntityRecognizer):
@@ -64,22 +80,147 @@ class HyperscanRecognizer(EntityRecognizer):
         kept += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
         wanted = set(entities) if entities else set(ENTITIES)
         kept = [c for c in kept if c.entity in wanted]
-        offsets = _char_offsets(text, buf, [(c.start, c.end) for c in kept])
+        offsets = char_offsets(text, buf, [(c.start, c.end) for c in kept])
         return [
-            RecognizerResult(c.entity, s, e, _SCORE)
+            RecognizerResult(c.entity, s, e, _SCORE, recognition_metadata={PRIORITY: c.priority})
             for c, (s, e) in zip(kept, offsets, strict=True)
         ]
 
 
-def build_analyzer() -> AnalyzerEngine:
-    """An AnalyzerEngine with the no_op NLP engine (no spaCy model) and only our recognizer."""
+@dataclass(frozen=True)
+class Window:
+    """How far around a prefilter hit the wrapped recognizer looks."""
+
+    extend: frozenset[int]  # bytes that may continue the candidate to the right
+    max_bytes: int
+    not_after: bytes = b""  # a hit right after one of these is no candidate (seed=4111...)
+
+
+_DIGITS = frozenset(b"0123456789")
+_ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+class PrefilteredRecognizer(EntityRecognizer):
+    """A Presidio recognizer run only on the windows that a cheap Hyperscan prefilter finds.
+
+    Presidio's validated recognizers are regular expressions in Python (``regex``) or
+    ``phonenumbers`` matchers that would each walk the whole text; logs rarely hold a card or
+    an IBAN, so a prefilter that any candidate must match cuts their cost to the windows
+    around its hits (a character on each side too, so that their word boundaries hold).
+    """
+
+    def __init__(self, inner: EntityRecognizer, prefilter: bytes, window: Window) -> None:
+        self.inner = inner
+        self.window = window
+        self._db = Database([prefilter], [hyperscan.HS_FLAG_SOM_LEFTMOST])
+        self._name = f"Prefiltered{type(inner).__name__}"
+        super().__init__(
+            supported_entities=list(inner.supported_entities),
+            name=self._name,
+            supported_language=inner.supported_language,
+        )
+
+    def load(self) -> None:
+        pass  # the inner recognizer loaded itself
+
+    def _windows(self, buf: bytes) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        for _, start, end in self._db.scan(buf):
+            if start and buf[start - 1] in self.window.not_after:
+                continue
+            stop = end
+            limit = min(len(buf), start + self.window.max_bytes)
+            while stop < limit and buf[stop] in self.window.extend:
+                stop += 1
+            lo, hi = max(0, start - 1), min(len(buf), stop + 1)
+            while lo > 0 and buf[lo] & 0xC0 == 0x80:  # never inside a UTF-8 sequence
+                lo -= 1
+            while hi < len(buf) and buf[hi] & 0xC0 == 0x80:
+                hi += 1
+            if spans and lo <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+            else:
+                spans.append((lo, hi))
+        return spans
+
+    def analyze(
+        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
+    ) -> list[RecognizerResult]:
+        buf = text.encode("utf-8", "surrogatepass")
+        windows = self._windows(buf)
+        if not windows:
+            return []
+        results: list[RecognizerResult] = []
+        for lo, hi in char_offsets(text, buf, windows):
+            # No NLP artifacts: the validated recognizers need none (no_op engine).
+            for r in self.inner.analyze(text[lo:hi], entities, None):  # type: ignore[arg-type]
+                r.start += lo
+                r.end += lo
+                # The analyzer keeps only results that name a recognizer of its registry.
+                r.recognition_metadata = {
+                    **(r.recognition_metadata or {}),
+                    RecognizerResult.RECOGNIZER_NAME_KEY: self._name,
+                    RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
+                }
+                results.append(r)
+        return results
+
+
+def validated_recognizers() -> list[PrefilteredRecognizer]:
+    """Presidio's checksum- and format-validated recognizers behind their prefilters."""
+    return [
+        PrefilteredRecognizer(
+            CreditCardRecognizer(),
+            # the issuers' prefixes, as our own card recognizer: seeds and epoch times in ms
+            # and ns start with 1 (and are Luhn-valid one time in ten)
+            rb"\b(?:4\d|5[1-5]|2[2-7]|3[0-9]|6[045])\d\d[ \-]?\d{4,6}[ \-]?\d{4}",
+            Window(_DIGITS | frozenset(b" -"), 24, not_after=b"=.x"),
+        ),
+        PrefilteredRecognizer(
+            IbanRecognizer(),
+            rb"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4} ?[A-Z0-9]{4}",
+            Window(_ALNUM | frozenset(b" "), 42),
+        ),
+        PrefilteredRecognizer(
+            PhoneRecognizer(),
+            rb"\+[1-9]\d{0,2}[ .\-(]{1,2}\d|"
+            rb"\(\d{3}\) ?\d{3}[ .\-]\d{4}|\b\d{3}[.\-]\d{3}[.\-]\d{4}",
+            Window(_DIGITS | frozenset(b" .-()"), 24),
+        ),
+        PrefilteredRecognizer(
+            CryptoRecognizer(),
+            rb"\b(?:bc1|[13])[a-km-zA-HJ-NP-Z1-9]{25}",
+            Window(_ALNUM, 64),
+        ),
+    ]
+
+
+def build_registry(recognizers_file: str | None = None) -> RecognizerRegistry:
+    registry = RecognizerRegistry(
+        recognizers=[HyperscanRecognizer(), *validated_recognizers()], supported_languages=["en"]
+    )
+    if recognizers_file:
+        # Presidio's own format: pattern and deny-list recognizers, one YAML file.
+        registry.add_recognizers_from_yaml(recognizers_file)
+    return registry
+
+
+def build_analyzer(recognizers_file: str | None = None) -> AnalyzerEngine:
+    """An AnalyzerEngine on the no_op NLP engine (no spaCy model) with the production registry."""
     provider = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "no_op",
             "models": [{"lang_code": "en", "model_name": "no_op"}],
         }
     )
-    registry = RecognizerRegistry(recognizers=[HyperscanRecognizer()], supported_languages=["en"])
     return AnalyzerEngine(
-        nlp_engine=provider.create_engine(), registry=registry, supported_languages=["en"]
+        nlp_engine=provider.create_engine(),
+        registry=build_registry(recognizers_file),
+        supported_languages=["en"],
     )
+
+
+@lru_cache(maxsize=4)
+def shared_analyzer(recognizers_file: str | None = None) -> AnalyzerEngine:
+    """One analyzer per process and recognizer file: building one compiles every recognizer."""
+    return build_analyzer(recognizers_file)

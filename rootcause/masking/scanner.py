@@ -116,30 +116,34 @@ def find_candidates(buf: bytes, specs: tuple[Spec, ...] = SPECS) -> list[Candida
             longest[key] = end
     found: list[Candidate] = []
     for (pid, start), end in longest.items():
-        spec = specs[pid]
-        line_end = buf.find(b"\n", end)
-        if line_end == -1:
-            line_end = len(buf)
-        m = spec.confirm.match(buf, start, max(end, min(line_end, start + _CONFIRM_WINDOW)))
-        if m is None:
-            continue
-        vstart, vend = m.span("v")
-        if vstart == -1:  # the alternative branch of a pattern names its value w (quoted)
-            vstart, vend = m.span("w")
-        if vstart >= vend:
-            continue
-        if spec.word and _touches_word(buf, vstart, vend):
-            continue
-        entity: str | None = spec.entity
-        if spec.validate is not None:
-            verdict = spec.validate(buf, vstart, vend, m)
-            if isinstance(verdict, tuple):
-                entity, vend = verdict
-            else:
-                entity = verdict
-        if entity is not None:
-            found.append(Candidate(vstart, vend, entity, spec.priority))
+        found.extend(confirm_candidate(buf, specs[pid], start, end))
     return found
+
+
+def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:
+    """The candidate an anchor at [start, end) stands for, if its confirmation and validator
+    hold (a list of none or one)."""
+    line_end = buf.find(b"\n", end)
+    if line_end == -1:
+        line_end = len(buf)
+    m = spec.confirm.match(buf, start, max(end, min(line_end, start + _CONFIRM_WINDOW)))
+    if m is None:
+        return []
+    vstart, vend = m.span("v")
+    if vstart == -1:  # the alternative branch of a pattern names its value w (quoted)
+        vstart, vend = m.span("w")
+    if vstart >= vend:
+        return []
+    if spec.word and _touches_word(buf, vstart, vend):
+        return []
+    entity: str | None = spec.entity
+    if spec.validate is not None:
+        verdict = spec.validate(buf, vstart, vend, m)
+        if isinstance(verdict, tuple):
+            entity, vend = verdict
+        else:
+            entity = verdict
+    return [] if entity is None else [Candidate(vstart, vend, entity, spec.priority)]
 
 
 def find_learned(buf: bytes, db: Database, entities: tuple[str, ...]) -> list[Candidate]:

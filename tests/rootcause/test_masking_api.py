@@ -102,3 +102,31 @@ def test_an_uploaded_file_name_is_masked(acme_api, name: str, leak: str) -> None
     assert leak not in filename
     assert filename.endswith(".log")
     assert "<IP_1>" in filename or "<HOST_1>" in filename
+
+
+def test_the_pipeline_masks_through_presidio_with_the_operators_recognizers(
+    acme_api, django_capture_on_commit_callbacks, tmp_path, settings
+):
+    """A recognizer registered through Presidio's registry (the YAML file of the setting)
+    changes what a real pipeline run stores: the mask stage runs Presidio's analyzer."""
+    path = tmp_path / "recognizers.yaml"
+    path.write_text(
+        "recognizers:\n"
+        '  - name: "Project code names"\n'
+        '    supported_language: "en"\n'
+        '    supported_entity: "PROJECT_CODENAME"\n'
+        '    deny_list: ["bluebird"]\n'
+    )
+    log = OOM_LOG.replace("CUDA out of memory.", "CUDA out of memory in bluebird.")
+    with django_capture_on_commit_callbacks(execute=True):
+        plain = acme_api.post(URL, data=log.encode(), content_type="text/plain")
+    settings.MASKING_RECOGNIZERS_FILE = str(path)
+    with django_capture_on_commit_callbacks(execute=True):
+        configured = acme_api.post(URL, data=log.encode(), content_type="text/plain")
+
+    before = acme_api.get(plain["Location"]).json()
+    after = acme_api.get(configured["Location"]).json()
+    assert "bluebird" in str(before["evidence"])
+    assert "bluebird" not in str(after)
+    assert "<PROJECT_CODENAME>" in str(after["evidence"])
+    assert after["masking"]["PROJECT_CODENAME"] >= 1

@@ -75,3 +75,92 @@ def test_no_network_access_while_building_and_masking() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "ok"
+
+
+YAML = """\
+recognizers:
+  - name: "Project code names"
+    supported_language: "en"
+    supported_entity: "PROJECT_CODENAME"
+    deny_list: ["bluebird", "falcon-nine"]
+  - name: "Ops tickets"
+    supported_language: "en"
+    supported_entity: "TICKET"
+    patterns:
+      - name: "ticket"
+        regex: "\\\\bOPS-\\\\d{4,6}\\\\b"
+        score: 0.8
+"""
+
+
+def test_the_registry_holds_our_recognizer_and_presidios_validated_ones() -> None:
+    from rootcause.masking.recognizer import PrefilteredRecognizer, build_registry
+
+    registry = build_registry()
+    assert isinstance(next(iter(registry.recognizers)), HyperscanRecognizer)
+    inner = {
+        type(r.inner).__name__ for r in registry.recognizers if isinstance(r, PrefilteredRecognizer)
+    }
+    assert inner == {
+        "CreditCardRecognizer",
+        "IbanRecognizer",
+        "PhoneRecognizer",
+        "CryptoRecognizer",
+    }
+
+
+def test_an_operator_yaml_file_adds_recognizers(tmp_path: Path) -> None:
+    path = tmp_path / "recognizers.yaml"
+    path.write_text(YAML)
+    masker = Masker(secret=b"k", analyzer=build_analyzer(str(path)))
+    out = masker.mask("run bluebird-7 for falcon-nine, see OPS-20417 at 10.0.0.9\n")
+    assert out == "run <PROJECT_CODENAME>-7 for <PROJECT_CODENAME>, see <TICKET> at <IP_1>\n"
+    assert masker.counts == {"PROJECT_CODENAME": 2, "TICKET": 1, "IP_ADDRESS": 1}
+
+
+def test_validated_recognizers_run_only_on_prefiltered_windows() -> None:
+    from rootcause.masking.recognizer import validated_recognizers
+
+    text = "step 12 loss 0.5 seed=1234567890123456789 ts 1701388800123\n" * 2000
+    text += "wallet 1BoatSLRHtKNngkdXEeobR76b53LETtpyT iban DE89370400440532013000\n"
+    calls = 0
+    for recognizer in validated_recognizers():
+        inner = recognizer.inner
+        original = inner.analyze
+
+        def counting(*args: object, _original: object = original, **kwargs: object) -> object:
+            nonlocal calls
+            calls += 1
+            return _original(*args, **kwargs)  # type: ignore[operator]
+
+        inner.analyze = counting  # type: ignore[method-assign, assignment]
+        recognizer.analyze(text, [])
+    assert calls <= 4  # the two planted values, not 2,000 lines of numbers
+
+
+LIGHT = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("presidio_analyzer", "presidio_anonymizer", "spacy"):
+            raise ModuleNotFoundError(name, name=name)
+sys.meta_path.insert(0, Block())
+from rootcause.masking import Masker, mask_log
+masker = Masker(secret=b"k")
+assert masker._analyzer is None
+data = sys.stdin.buffer.read()
+sys.stdout.write("".join(mask_log(lambda: [data], masker)))
+"""
+
+
+def test_the_light_client_masks_a_log_as_the_server_does() -> None:
+    from rootcause.masking import mask_log
+
+    log = b"".join(p.read_bytes() for p in sorted((ROOT / "tests/logs").rglob("*.log")))
+    log += b"ssh jdoe@gpu-node-17; (212) 555-0143; card 3751 896817 76744; run_10.0.0.7.log\n"
+    light = subprocess.run(
+        [sys.executable, "-c", LIGHT], cwd=ROOT, input=log, capture_output=True, timeout=120
+    )
+    assert light.returncode == 0, light.stderr[-2000:]
+    server = "".join(mask_log(lambda: [log], Masker(secret=b"k", analyzer=build_analyzer())))
+    assert light.stdout.decode() == server
