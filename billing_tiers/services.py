@@ -41,6 +41,7 @@ from billing_tiers.selectors import (
     charge_for,
     entitlements_for,
     next_reset,
+    quota_status,
     quota_subject,
     rate_limit_headers,
     utc_day,
@@ -88,6 +89,16 @@ def _quota_exceeded(entitlements: Entitlements, now: datetime) -> QuotaExceeded:
         },
         headers={"Retry-After": str(seconds), **rate_limit_headers(status)},
     )
+
+
+def check_quota(*, actor: Actor) -> QuotaStatus:
+    """Today's quota of the actor; raises QuotaExceeded (429, worded, with its headers) when
+    nothing is left. Charges nothing: callers check before costly work, then charge_quota."""
+    entitlements = entitlements_for(actor)
+    status = quota_status(actor, entitlements=entitlements)
+    if status.remaining <= 0:
+        raise _quota_exceeded(entitlements, timezone.now())
+    return status
 
 
 def charge_quota(

@@ -25,8 +25,8 @@ from accounts.actors import Actor, actor_for_person
 from accounts.models import Organization
 from accounts.selectors import require_manager
 from accounts.services import create_personal_organization
-from billing_tiers.selectors import entitlements_for_organization, quota_status
-from billing_tiers.services import charge_quota, refund_quota_for
+from billing_tiers.selectors import entitlements_for_organization
+from billing_tiers.services import charge_quota, check_quota, refund_quota_for
 from config.problems import ApplicationError, Conflict, PayloadTooLarge
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest
@@ -116,26 +116,6 @@ def _repeated(actor: Actor, diagnosis: Diagnosis) -> Submission:
     return Submission(diagnosis, created=False, actor=actor)
 
 
-class _Admitted(Exception):
-    """Rolls back the probe in `_refuse_if_over_quota` when a unit came free meanwhile."""
-
-
-def _refuse_if_over_quota(actor: Actor) -> None:
-    """Raises QuotaExceeded (429) before anything is staged when today's allowance is used, so
-    an upload over quota is never copied to Redis. The unit is charged later, with the row."""
-    if quota_status(actor).remaining > 0:
-        return
-    # billing_tiers words the refusal (when it resets, which tier raises it, the headers): ask it
-    # for a charge it will refuse. Should a unit have come free meanwhile (a refund), the charge
-    # is rolled back here and taken for real with the row.
-    try:
-        with transaction.atomic():
-            charge_quota(actor=actor)
-            raise _Admitted
-    except _Admitted:
-        return
-
-
 def submit_diagnosis(
     *,
     actor: Actor,
@@ -165,7 +145,9 @@ def submit_diagnosis(
         raise LogRejected(f"The log {reason}.")
 
     actor = _acting_for_an_organization(actor)
-    _refuse_if_over_quota(actor)
+    # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
+    # later, with the row.
+    check_quota(actor=actor)
 
     diagnosis_id = uuid.uuid4()
     access_key = ""

@@ -10,6 +10,7 @@ from billing_tiers.models import QuotaCharge, QuotaUsage
 from billing_tiers.selectors import quota_status, rate_limit_headers
 from billing_tiers.services import (
     charge_quota,
+    check_quota,
     purge_quota_ledger,
     refund_quota,
     refund_quota_for,
@@ -295,3 +296,17 @@ def test_the_ledger_is_purged_after_its_retention(alice, acme, clock, settings):
     assert purge_quota_ledger() == 2  # the usage row and the charge of day -36
     assert QuotaUsage.objects.count() == 1
     assert QuotaCharge.objects.count() == 1
+
+
+def test_checking_the_quota_charges_nothing_and_refuses_when_it_is_used(db):
+    actor = visitor("198.51.100.7")
+    for _ in range(3):
+        assert check_quota(actor=actor).remaining > 0
+        charge_quota(actor=actor)
+
+    with pytest.raises(QuotaExceeded) as refused:
+        check_quota(actor=actor)
+
+    assert refused.value.headers["RateLimit-Remaining"] == "0"
+    assert int(refused.value.headers["Retry-After"]) > 0
+    assert quota_status(actor).used == 3
