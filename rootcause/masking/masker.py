@@ -109,6 +109,7 @@ class Masker:
         self._in_private_key = False
         self._learned: dict[bytes, str] = {}
         self._learned_db: Database | None = None
+        self._learned_dirty = False
 
     @property
     def counts(self) -> dict[str, int]:
@@ -143,6 +144,10 @@ class Masker:
         keys, self._in_private_key = find_private_keys(buf, continued)
         candidates = self._find(chunk, buf)
         self._learn(buf, candidates)
+        if self._learned_dirty:
+            # Compiled when a chunk is masked, not whenever the learning pass finds a name.
+            self._learned_db = learned_database(tuple(self._learned))
+            self._learned_dirty = False
         if self._learned_db is not None:
             entities = tuple(self._learned.values())
             candidates.extend(find_learned(buf, self._learned_db, entities))
@@ -155,20 +160,16 @@ class Masker:
             return find_candidates(buf)
         results = self._analyzer.analyze(text=chunk, language="en")
         spans = byte_offsets(chunk, buf, [(r.start, r.end) for r in results])
-        return [
-            Candidate(
-                s,
-                e,
-                r.entity_type,
-                (r.recognition_metadata or {}).get("priority", _OTHER_PRIORITY),
-            )
-            for r, (s, e) in zip(results, spans, strict=True)
-            if s < e
-        ]
+        found = []
+        for r, (s, e) in zip(results, spans, strict=True):
+            if s < e:
+                meta = r.recognition_metadata
+                priority = meta.get("priority", _OTHER_PRIORITY) if meta else _OTHER_PRIORITY
+                found.append(Candidate(s, e, r.entity_type, priority))
+        return found
 
     def _learn(self, buf: bytes, candidates: list[Candidate]) -> None:
         # The learned names are for the whole log; _learned_db is rebuilt only when one is new.
-        new = False
         for c in candidates:
             if c.entity not in ("HOSTNAME", "USERNAME") or len(self._learned) >= _MAX_LEARNED:
                 continue
@@ -177,9 +178,7 @@ class Masker:
                 name = name.split(b".", 1)[0]
             if name not in self._learned and _learnable(name, c.entity):
                 self._learned[name] = c.entity
-                new = True
-        if new:
-            self._learned_db = learned_database(tuple(self._learned))
+                self._learned_dirty = True
 
     def _render(
         self, buf: bytes, spans: list[Candidate], keys: list[tuple[int, int]], continued: bool
