@@ -44,7 +44,7 @@ def test_human_output(runner, tmp_path):
     log = tmp_path / "a.log"
     log.write_text(LOG)
     result = invoke(runner, "diagnose", str(log), "--offline")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a failure was diagnosed
     assert "class:      shape-mismatch" in result.output
     assert "initiating rank: 1" in result.output
     assert "collateral: peer-closed on ranks 0" in result.output
@@ -59,8 +59,8 @@ def test_json_lines_one_per_file_with_gz_and_stdin(runner, tmp_path):
     result = invoke(
         runner, "diagnose", str(plain), str(packed), "-", "--offline", "--json", input=LOG
     )
-    assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert result.exit_code == 1, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["file"] for r in rows] == [str(plain), str(packed), "-"]
     assert rows[0]["failure"]["slug"] == "shape-mismatch"
     assert rows[1]["outcome"] == "no_match"
@@ -76,8 +76,8 @@ def test_merge_treats_files_as_ranks_of_one_job(runner, tmp_path):
     b = tmp_path / "rank1.log"
     b.write_text("[rank1]: RuntimeError: mat1 and mat2 shapes cannot be multiplied\n")
     result = invoke(runner, "diagnose", str(a), str(b), "--offline", "--json", "--merge")
-    assert result.exit_code == 0, result.output
-    rows = [json.loads(line) for line in result.output.splitlines()]
+    assert result.exit_code == 1, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(rows) == 1
     assert rows[0]["failure"]["slug"] == "shape-mismatch"
     assert rows[0]["initiating_rank"] == 1
@@ -111,7 +111,7 @@ def test_bad_inputs_fail_clearly_and_the_rest_still_runs(runner, tmp_path):
         "--offline",
         "--json",
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # an unreadable file is a usage error, whatever else was found
     assert "missing.log: no such file" in result.output
     assert "model.bin: looks like a binary file" in result.output
     assert "broken.gz: cannot be read" in result.output
@@ -127,7 +127,7 @@ def test_a_few_bad_bytes_are_a_log_and_a_mostly_undecodable_file_is_not(runner, 
 
     result = invoke(runner, "diagnose", str(latin1), str(cp1251), "--offline", "--json")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "cp1251.log: is not UTF-8 text" in result.output
     rows = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
     assert [r["file"] for r in rows] == [str(latin1)]
@@ -144,7 +144,7 @@ def test_the_online_mode_refuses_the_same_files_before_sending_them(tmp_path):
         env={"ROOTCAUSE_URL": "http://127.0.0.1:1", "ROOTCAUSE_TOKEN": "rc_x"},
     )
 
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "cp1251.log: is not UTF-8 text" in result.output
     assert "cannot reach" not in result.output
 
@@ -169,6 +169,25 @@ def test_main_uses_the_shipped_catalogue(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.argv", ["rootcause", "diagnose", "--offline", "--json", str(log)])
     with pytest.raises(SystemExit) as exit_info:
         rootcause.cli.main()
-    assert exit_info.value.code == 0
+    assert exit_info.value.code == 1
     row = json.loads(capsys.readouterr().out)
     assert row["failure"]["slug"] == "shape-mismatch"
+
+
+def test_the_exit_codes_are_one_table_in_help_the_readme_and_the_ci_docs():
+    from pathlib import Path
+
+    from rootcause.cli.errors import EXIT_CODES
+
+    root = Path(__file__).resolve().parents[2]
+    table = [line.strip() for line in EXIT_CODES.splitlines()]
+    for doc in ("README.md", "docs/ci.md"):
+        lines = [line.strip() for line in (root / doc).read_text().splitlines()]
+        start = lines.index(table[0])
+        assert lines[start : start + len(table)] == table, doc
+    help_text = (
+        CliRunner().invoke(rootcause.cli.app, ["diagnose", "--help"], env={"COLUMNS": "200"}).output
+    )
+    for code in range(5):
+        assert f"  {code}  " in help_text
+    assert "the daily diagnosis allowance is used up (429)" in help_text

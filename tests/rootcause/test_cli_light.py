@@ -76,7 +76,7 @@ def test_help_needs_no_server_package():
 
 def test_offline_diagnosis_needs_no_server_package():
     out = python(RUN, "diagnose", str(LOG), "--offline", "--json")
-    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.returncode == 1, out.stderr[-2000:]  # 1: a failure was diagnosed
     result = json.loads(out.stdout)
     expect = json.loads(LOG.with_suffix(".expect.json").read_text())
     assert result["failure"]["slug"] == expect["slug"]

@@ -1,0 +1,274 @@
+"""`rootcause`: the diagnosis engine on the command line.
+
+`rootcause diagnose FILE... --offline` masks, matches and remediates in this process with the
+catalogue shipped in the package; nothing leaves the machine. Without `--offline` the files are
+posted to a rootcause service (`--server` / ROOTCAUSE_URL; `--token` / ROOTCAUSE_TOKEN, or none
+for the anonymous allowance), which masks them first and keeps the result in the organisation's
+history. `rootcause mask FILE...` prints the masked text exactly as the service would store it.
+`-` reads standard input, `.gz` is unpacked.
+
+The package: `inputs` reads the files and builds uploads, `extract` picks the evidence out of a
+big log, `client` talks HTTP, `offline` runs the engine here, `formats` writes the results,
+`progress` shows what is happening on standard error, `errors` holds the exit codes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Annotated, Any
+
+import httpx
+import typer
+
+from rootcause.cli.client import Service, ci_metadata, idempotency_key, submit, wait_for
+from rootcause.cli.errors import EXIT_CODES, CliError, ExitCode, InputError
+from rootcause.cli.formats import Emitter, render_text
+from rootcause.cli.inputs import (
+    display_name,
+    forget_stdin,
+    masked_chunks,
+    prepare,
+    prepare_merged,
+    raw_pieces,
+)
+from rootcause.cli.offline import diagnose_merged, diagnose_path
+from rootcause.cli.progress import Reporter, reporter
+from rootcause.cli.results import FileResult, Outcome, from_record
+from rootcause.engine import get_engine
+
+__all__ = [
+    "CliError",
+    "FileResult",
+    "InputError",
+    "app",
+    "diagnose_merged",
+    "diagnose_path",
+    "main",
+    "masked_chunks",
+    "raw_pieces",
+    "render_text",
+]
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1],
+    rich_markup_mode="markdown",
+)
+
+Files = Annotated[list[str], typer.Argument(help="log files; '-' reads standard input")]
+
+
+class Format(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+    junit = "junit"
+
+
+DIAGNOSE_HELP = f"""Diagnose failed training logs.
+
+Big logs are not sent whole: the evidence the service's engine reads (tracebacks, error
+windows, each rank's last lines) is picked out here and only that is uploaded; `--full` sends
+everything. Each file is its own diagnosis, with its own Idempotency-Key derived from
+`--idempotency-key` and the file name; `--merge` makes the files the ranks of one job.
+
+Exit codes (with several files: 2 first, then 1, 4, 3; `--allow-outage` turns 3 and 4 into 0):
+
+{EXIT_CODES}"""
+
+
+@app.command(help=DIAGNOSE_HELP)
+def diagnose(
+    files: Files,
+    server: Annotated[
+        str,
+        typer.Option(
+            "--server", "--url", envvar="ROOTCAUSE_URL", help="the service, without --offline"
+        ),
+    ] = "",
+    token: Annotated[
+        str,
+        typer.Option(
+            envvar="ROOTCAUSE_TOKEN",
+            help="an API token; without one the service's anonymous allowance applies",
+        ),
+    ] = "",
+    wait: Annotated[
+        float, typer.Option(min=0, help="seconds to wait for each diagnosis before exit code 4")
+    ] = 300,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="text, json (one object per line), github, junit")
+    ] = Format.text,
+    as_json: Annotated[bool, typer.Option("--json", help="the same as --format json")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="upload big logs whole, not their evidence")
+    ] = False,
+    allow_outage: Annotated[
+        bool,
+        typer.Option(
+            "--allow-outage", help="exit 0 with a warning when the service is out or over quota"
+        ),
+    ] = False,
+    idempotency_key_: Annotated[
+        str,
+        typer.Option(
+            "--idempotency-key",
+            help="e.g. the CI job id: a retry never makes a second diagnosis of the same file",
+        ),
+    ] = "",
+    offline: Annotated[bool, typer.Option("--offline", help="diagnose in this process")] = False,
+    merge: Annotated[
+        bool, typer.Option("--merge", help="the files are the ranks of one job")
+    ] = False,
+) -> None:
+    forget_stdin()
+    if files.count("-") > 1:
+        _usage("'-' (standard input) can be given once")
+    emitter = Emitter((Format.json if as_json else fmt).value, server.rstrip("/"))
+    if offline:
+        _diagnose_offline(files, merge, emitter)
+    else:
+        if not server:
+            _usage(
+                "set ROOTCAUSE_URL (or --server) to use the service, or pass --offline to "
+                "diagnose on this machine"
+            )
+        try:
+            service = Service(server, token, wait, metadata=ci_metadata())
+        except CliError as exc:
+            _usage(str(exc))
+        with reporter() as progress:
+            _diagnose_online(
+                files,
+                service,
+                progress,
+                emitter,
+                merge=merge,
+                full=full,
+                key=idempotency_key_,
+                allow_outage=allow_outage,
+            )
+    raise typer.Exit(emitter.finish())
+
+
+def _usage(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(ExitCode.USAGE)
+
+
+def _failed(emitter: Emitter, file: str, error: CliError, *, allow_outage: bool = False) -> None:
+    allowed = allow_outage and error.code in (ExitCode.QUOTA, ExitCode.OUTAGE)
+    if allowed:
+        typer.echo(f"warning: {error} (--allow-outage: not failing)", err=True)
+    else:
+        typer.echo(f"error: {error}", err=True)
+    emitter.add(Outcome(file, error=error, allowed=allowed))
+
+
+def _diagnose_offline(files: list[str], merge: bool, emitter: Emitter) -> None:
+    engine = get_engine()
+    if merge:
+        try:
+            emitter.add(Outcome(",".join(files), diagnose_merged(files, engine)))
+        except CliError as exc:
+            _failed(emitter, ",".join(files), exc)
+        return
+    for path in files:
+        try:
+            emitter.add(Outcome(path, diagnose_path(path, engine)))
+        except CliError as exc:
+            _failed(emitter, path, exc)
+
+
+def _diagnose_online(
+    files: list[str],
+    service: Service,
+    progress: Reporter,
+    emitter: Emitter,
+    *,
+    merge: bool,
+    full: bool,
+    key: str,
+    allow_outage: bool,
+) -> None:
+    jobs = [files] if merge else [[path] for path in files]
+    with service.client() as client:
+        for paths in jobs:
+            label = ",".join(paths)
+            try:
+                result = _diagnose_job(
+                    paths, service, client, progress, merge=merge, full=full, key=key
+                )
+            except CliError as exc:
+                _failed(emitter, label, exc, allow_outage=allow_outage)
+                continue
+            emitter.add(Outcome(label, result))
+
+
+def _diagnose_job(
+    paths: list[str],
+    service: Service,
+    client: httpx.Client,
+    progress: Reporter,
+    *,
+    merge: bool,
+    full: bool,
+    key: str,
+) -> FileResult:
+    """One file, or the merged files of one job: prepared, uploaded, waited for."""
+    name = ",".join(display_name(p) for p in paths)
+
+    def extracting(total: int | None) -> Callable[[int], None]:
+        return progress.bar(name, "picking out the evidence", total)
+
+    def moved_on(record: dict[str, Any]) -> None:
+        progress.state(name, str(record.get("status")), record.get("progress"))
+
+    try:
+        if merge:
+            upload = prepare_merged(paths, engine=get_engine, full=full)
+        else:
+            upload = prepare(paths[0], engine=get_engine, full=full, on_extract=extracting)
+        if upload.note:
+            progress.note(upload.note)
+        with upload.body:
+            record, location = submit(
+                service,
+                client,
+                name=name,
+                filename=upload.name,
+                body=upload.body,
+                key=idempotency_key(key, paths),
+                on_upload=progress.bar(name, "uploading", upload.size),
+            )
+        record = wait_for(
+            service, client, name=name, record=record, location=location, on_state=moved_on
+        )
+        return from_record(record, ",".join(paths), upload.parts)
+    finally:
+        progress.done(name)
+
+
+@app.command()
+def mask(files: Files) -> None:
+    """Print the masked text exactly as the service would store it."""
+    forget_stdin()
+    failed = False
+    for path in files:
+        try:
+            counts: dict[str, int] = {}
+            for chunk in masked_chunks(path, counts):
+                sys.stdout.write(chunk)
+        except InputError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            failed = True
+    sys.stdout.flush()
+    if failed:
+        raise typer.Exit(ExitCode.USAGE)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,277 @@
+"""Reading the logs given on the command line, and what is uploaded for each.
+
+`-` is standard input, a `.gz` file (or gzip on standard input) is unpacked. A file that is not a
+text log (`rootcause.intake.not_a_log`) is refused before anything is sent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import IO, Any
+
+from rootcause.cli.errors import InputError
+from rootcause.cli.extract import EXTRACT_ABOVE, Extract, TooMuchKept, extract
+from rootcause.cli.progress import size_text
+from rootcause.engine import Engine
+from rootcause.engine.scanning import rank_from_name
+from rootcause.evidence import parse_line
+from rootcause.intake import not_a_log
+from rootcause.masking import Masker, iter_line_chunks, mask_log
+
+PIECE = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def display_name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _refuse_if_not_a_log(head: bytes, name: str) -> None:
+    reason = not_a_log(head)
+    if reason:
+        raise InputError(f"{name}: {reason}")
+
+
+_stdin_data: bytes | None = None
+
+
+def _stdin() -> bytes:
+    """Standard input, read once (a log given as `-` may be read twice: extraction, upload)."""
+    global _stdin_data  # one standard input per process
+    if _stdin_data is None:
+        data = sys.stdin.buffer.read()
+        if data.startswith(GZIP_MAGIC):
+            try:
+                data = gzip.decompress(data)
+            except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+                raise InputError(f"<stdin>: cannot be read ({exc})") from None
+        _stdin_data = data
+    return _stdin_data
+
+
+def forget_stdin() -> None:
+    """For tests, which feed standard input once per invocation."""
+    global _stdin_data
+    _stdin_data = None
+
+
+def raw_pieces(path: str) -> Iterator[bytes]:
+    """The file's bytes in pieces; InputError is raised before the first piece is yielded."""
+    name = display_name(path)
+    if path == "-":
+        data = _stdin()
+        _refuse_if_not_a_log(data[:PIECE], name)
+        return iter([data] if data else [])
+    try:
+        if path.endswith(".gz"):
+            stream: Any = gzip.open(path, "rb")  # noqa: SIM115
+        else:
+            # closed by _rest when the pieces have been read
+            stream = open(path, "rb")  # noqa: SIM115
+        first = stream.read(PIECE)
+    except FileNotFoundError as exc:
+        raise InputError(f"{name}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{name}: is a directory") from exc
+    except PermissionError as exc:
+        raise InputError(f"{name}: permission denied") from exc
+    except (gzip.BadGzipFile, EOFError, OSError, zlib.error) as exc:
+        raise InputError(f"{name}: cannot be read ({exc})") from exc
+    _refuse_if_not_a_log(first, name)
+    return _rest(stream, first, name)
+
+
+def _rest(stream: Any, first: bytes, name: str) -> Iterator[bytes]:
+    try:
+        if first:
+            yield first
+        while True:
+            try:
+                piece = stream.read(PIECE)
+            except (gzip.BadGzipFile, EOFError, OSError, zlib.error) as exc:
+                raise InputError(f"{name}: cannot be read ({exc})") from exc
+            if not piece:
+                return
+            yield piece
+    finally:
+        stream.close()
+
+
+def masked_chunks(path: str, counts: dict[str, int]) -> Iterator[str]:
+    """The log's masked text in line-aligned chunks, as the service masks it (two passes: the
+    names it learns anywhere are masked everywhere); `counts` follows the masking counts."""
+    masker = Masker()
+    for chunk in mask_log(lambda: raw_pieces(path), masker):
+        yield chunk
+        counts.clear()
+        counts.update(masker.counts)
+
+
+@dataclass
+class Upload:
+    """What is sent for one log (or for the merged logs of one job)."""
+
+    name: str  # the file name sent; the service masks it and shows it in the history
+    body: IO[bytes]
+    size: int  # bytes sent
+    note: str = ""  # what was kept of a big log, for the user
+    # merged logs: (file, first line in the upload, lines), to give evidence its own file back
+    parts: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def upload_name(path: str) -> str:
+    return "stdin" if path == "-" else os.path.basename(path.removesuffix(".gz")) or path
+
+
+def _close(pieces: Iterator[bytes]) -> None:
+    close = getattr(pieces, "close", None)
+    if close is not None:
+        close()
+
+
+def _read_ahead(pieces: Iterator[bytes], limit: int) -> tuple[bytes, bool]:
+    """Up to `limit` bytes and more if a piece runs over; True when the input ended there."""
+    head = bytearray()
+    for piece in pieces:
+        head += piece
+        if len(head) > limit:
+            return bytes(head), False
+    return bytes(head), True
+
+
+def _gzipped(texts: Iterable[str]) -> tuple[IO[bytes], int]:
+    """The text gzip-compressed in memory (the service unpacks it): empty lines cost nothing."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=6, mtime=0) as packed:
+        for text in texts:
+            packed.write(text.encode("utf-8", "surrogatepass"))
+    size = out.tell()
+    out.seek(0)
+    return out, size
+
+
+def _whole(path: str) -> tuple[IO[bytes], int]:
+    """The file as it is on disk (a `.gz` stays packed: the service unpacks it)."""
+    if path == "-":
+        data = _stdin()
+        return io.BytesIO(data), len(data)
+    try:
+        stream = open(path, "rb")  # noqa: SIM115  (the upload closes it)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror})") from exc
+    return stream, os.fstat(stream.fileno()).st_size
+
+
+def prepare(
+    path: str,
+    *,
+    engine: Callable[[], Engine],
+    full: bool,
+    on_extract: Callable[[int | None], Callable[[int], None]] | None = None,
+) -> Upload:
+    """What to upload for one log: the whole log, or for a big one its evidence (extract.py).
+
+    `on_extract` is told when an extraction starts (with the file's size when known) and
+    returns the callback that follows it.
+    """
+    name = display_name(path)
+    pieces = raw_pieces(path)
+    head, ended = _read_ahead(pieces, EXTRACT_ABOVE)
+    if ended:
+        return Upload(upload_name(path), io.BytesIO(head), len(head))
+    if full:
+        _close(pieces)
+        body, size = _whole(path)
+        return Upload(upload_name(path), body, size)
+    progress = None
+    if on_extract is not None:
+        plain = path != "-" and not path.endswith(".gz")
+        progress = on_extract(os.path.getsize(path) if plain else None)
+    try:
+        found = extract(chain([head], pieces), engine(), progress)
+    except TooMuchKept:
+        found = None
+    if found is None or not found.worth_it:
+        body, size = _whole(path)
+        return Upload(
+            upload_name(path), body, size, note=f"{name}: most of it is evidence; sending it whole"
+        )
+    body, size = _gzipped(found.text())
+    return Upload(
+        upload_name(path),
+        body,
+        size,
+        note=(
+            f"{name}: {size_text(found.size)}, {found.lines:,} lines; sending the evidence "
+            f"only: {size_text(found.kept_bytes)} in {len(found.kept):,} lines (tracebacks, "
+            "error windows, each rank's last lines). --full sends everything"
+        ),
+    )
+
+
+def _lines_of(path: str, *, engine: Callable[[], Engine], full: bool) -> Extract:
+    """A log as lines: all of them for a small log or with --full, the evidence of a big one."""
+    pieces = raw_pieces(path)
+    head, ended = _read_ahead(pieces, EXTRACT_ABOVE)
+    if ended or full:
+        whole = Extract()
+        rest: Iterable[bytes] = [] if ended else pieces
+        for chunk in iter_line_chunks(chain([head], rest)):
+            for line in chunk.removesuffix("\n").split("\n"):
+                whole.kept[whole.lines] = line
+                whole.lines += 1
+            whole.size += len(chunk)
+        whole.kept_bytes = whole.size
+        return whole
+    try:
+        return extract(chain([head], pieces), engine())
+    except TooMuchKept:
+        return _lines_of(path, engine=engine, full=True)
+
+
+def _rank_prefixer(rank: int) -> Callable[[str], str]:
+    prefix = f"[rank{rank}]: "
+
+    def prefixed(line: str) -> str:
+        if not line.strip() or parse_line(line).rank is not None:
+            return line
+        return prefix + line
+
+    return prefixed
+
+
+def prepare_merged(paths: list[str], *, engine: Callable[[], Engine], full: bool) -> Upload:
+    """The logs of one job's ranks as one upload, for a service that takes one log per diagnosis.
+
+    As the engine does with merged files, a line that carries no rank takes its file's rank (the
+    number in the file's name, else its position), here by a `[rankN]:` prefix; the parts let the
+    client give each evidence line its own file and line number back.
+    """
+    logs = [_lines_of(p, engine=engine, full=full) for p in paths]
+    parts: list[tuple[str, int, int]] = []
+    start = 0
+    for path, log in zip(paths, logs, strict=True):
+        parts.append((path, start, log.lines))
+        start += log.lines
+
+    def texts() -> Iterator[str]:
+        for index, (path, log) in enumerate(zip(paths, logs, strict=True)):
+            yield from log.text(_rank_prefixer(rank_from_name(display_name(path), index)))
+
+    body, size = _gzipped(texts())
+    total = sum(log.size for log in logs)
+    kept = sum(log.kept_bytes for log in logs)
+    note = ""
+    if kept < total:
+        note = (
+            f"{len(paths)} logs, {size_text(total)}; sending the evidence only: {size_text(kept)} "
+            "(tracebacks, error windows, each rank's last lines). --full sends everything"
+        )
+    return Upload("+".join(upload_name(p) for p in paths)[:200], body, size, note=note, parts=parts)
