@@ -71,11 +71,11 @@ def ci_metadata() -> dict[str, str]:
             fields["run_url"] = (
                 f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}"
             )
-        fields["job_name"] = env.get("GITHUB_JOB", "")
+        fields["job"] = env.get("GITHUB_JOB", "")
         fields["commit"] = env.get("GITHUB_SHA", "")
     elif env.get("GITLAB_CI") == "true":
         fields["run_url"] = env.get("CI_JOB_URL", "")
-        fields["job_name"] = env.get("CI_JOB_NAME", "")
+        fields["job"] = env.get("CI_JOB_NAME", "")
         fields["commit"] = env.get("CI_COMMIT_SHA", "")
     return {k: v for k, v in fields.items() if v}
 

@@ -61,9 +61,7 @@ def test_a_gz_file_is_unpacked_and_a_retry_with_the_same_key_is_not_a_second_dia
     assert first.exit_code == second.exit_code == 1, first.output + second.output
     assert "optimizer-state-oom" in first.stdout
     assert first.stdout == second.stdout
-    diagnosis = Diagnosis.objects.get()
-    assert diagnosis.filename == "train.log"
-    assert diagnosis.idempotency_key.startswith("job-7:")
+    assert Diagnosis.objects.get().filename == "train.log"
 
 
 def test_each_file_is_its_own_diagnosis_under_one_key(service, tmp_path):

@@ -347,7 +347,7 @@ def test_ci_metadata_is_sent_beside_the_log(fake, log):
     run(fake, log, env=env)
     assert fake.posts[0].fields == {
         "run_url": "https://github.com/acme/train/actions/runs/42",
-        "job_name": "smoke",
+        "job": "smoke",
         "commit": "abc123",
     }
 
