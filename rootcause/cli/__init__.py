@@ -119,6 +119,10 @@ def diagnose(
             help="e.g. the CI job id: a retry never makes a second diagnosis of the same file",
         ),
     ] = "",
+    labels: Annotated[
+        list[str] | None,
+        typer.Option("--label", help="a label the service shows in the history (repeatable)"),
+    ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="diagnose in this process")] = False,
     merge: Annotated[
         bool, typer.Option("--merge", help="the files are the ranks of one job")
@@ -137,7 +141,7 @@ def diagnose(
                 "diagnose on this machine"
             )
         try:
-            service = Service(server, token, wait, metadata=ci_metadata())
+            service = Service(server, token, wait, metadata=ci_metadata(labels))
         except CliError as exc:
             _usage(str(exc))
         with reporter() as progress:

@@ -58,13 +58,14 @@ def idempotency_key(key: str, names: list[str]) -> str:
     return f"{key or 'rootcause-' + uuid.uuid4().hex}:{digest[:16]}"
 
 
-def ci_metadata() -> dict[str, str]:
-    """Where the log comes from, when a CI system says so: sent as form fields beside the log.
+def ci_metadata(labels: list[str] | None = None) -> dict[str, str | list[str]]:
+    """Where the log comes from, when a CI system says so, and the user's labels: sent as form
+    fields beside the log (`labels` once per label).
 
     A service that stores metadata shows them in the history; one that does not ignores them.
     """
     env = os.environ
-    fields: dict[str, str] = {}
+    fields: dict[str, str | list[str]] = {}
     if env.get("GITHUB_ACTIONS") == "true":
         server = env.get("GITHUB_SERVER_URL", "https://github.com")
         if env.get("GITHUB_REPOSITORY") and env.get("GITHUB_RUN_ID"):
@@ -77,6 +78,7 @@ def ci_metadata() -> dict[str, str]:
         fields["run_url"] = env.get("CI_JOB_URL", "")
         fields["job"] = env.get("CI_JOB_NAME", "")
         fields["commit"] = env.get("CI_COMMIT_SHA", "")
+    fields["labels"] = [label for label in labels or [] if label.strip()]
     return {k: v for k, v in fields.items() if v}
 
 
@@ -85,7 +87,7 @@ class Service:
     url: str
     token: str = ""
     wait: float = 300.0  # seconds to wait for a diagnosis, upload excluded
-    metadata: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, str | list[str]] = field(default_factory=dict)
     sleep: Callable[[float], None] = time.sleep
 
     def __post_init__(self) -> None:

@@ -44,7 +44,7 @@ class Received:
     query: dict[str, list[str]]
     headers: dict[str, str]
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # field -> (name, content)
-    fields: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, list[str]] = field(default_factory=dict)  # a field may repeat
 
 
 def problem(status: int, detail: str, headers: dict[str, str] | None = None) -> Answer:
@@ -189,7 +189,7 @@ def _handler(fake: FakeService) -> type[BaseHTTPRequestHandler]:
                     if filename is not None:
                         request.files[str(field_name)] = (filename, content)
                     else:
-                        request.fields[str(field_name)] = content.decode()
+                        request.fields.setdefault(str(field_name), []).append(content.decode())
             fake.received.append(request)
             return request
 

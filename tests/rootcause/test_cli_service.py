@@ -344,12 +344,19 @@ def test_ci_metadata_is_sent_beside_the_log(fake, log):
         "GITHUB_JOB": "smoke",
         "GITHUB_SHA": "abc123",
     }
-    run(fake, log, env=env)
+    run(fake, log, "--label", "nightly", "--label", "gpu=a100", env=env)
     assert fake.posts[0].fields == {
-        "run_url": "https://github.com/acme/train/actions/runs/42",
-        "job": "smoke",
-        "commit": "abc123",
+        "run_url": ["https://github.com/acme/train/actions/runs/42"],
+        "job": ["smoke"],
+        "commit": ["abc123"],
+        "labels": ["nightly", "gpu=a100"],
     }
+
+
+def test_outside_ci_only_labels_are_sent(fake, log):
+    run(fake, log)
+    run(fake, log, "--label", "local")
+    assert [p.fields for p in fake.posts] == [{}, {"labels": ["local"]}]
 
 
 def test_the_token_is_not_sent_to_another_host_named_by_location(fake, engine, log):
