@@ -1,21 +1,42 @@
-"""Errors as RFC 9457 problem details: one domain error type and one DRF exception handler."""
+"""Errors as RFC 9457 problem details: one domain error type and one DRF exception handler.
+
+Every problem has a stable `type` URI (`PROBLEM_TYPE_BASE` + a slug, listed in docs/api.md), a
+fixed `title` per type and a `detail` about this occurrence. The same shape answers a path under
+/api/ that matches no endpoint, and an unhandled error there, instead of Django's HTML pages.
+"""
 
 from __future__ import annotations
 
+import http
+import logging
 from typing import Any
 
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.utils.text import slugify
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+logger = logging.getLogger(__name__)
+
 PROBLEM_CONTENT_TYPE = "application/problem+json"
+# An identifier, the same on every deployment, so clients may compare it; docs/api.md lists them.
+PROBLEM_TYPE_BASE = "https://rootcause.dev/problems/"
+
+
+def problem_type(slug: str) -> str:
+    return PROBLEM_TYPE_BASE + slug
 
 
 class ApplicationError(Exception):
-    """A domain error the caller can act on; services raise it, the API renders it."""
+    """A domain error the caller can act on; services raise it, the API renders it.
+
+    Its problem type is `slug`, or else the title's slug ("Log rejected": `log-rejected`).
+    """
 
     status_code: int = status.HTTP_400_BAD_REQUEST
     title: str = "Bad request"
+    slug: str = ""
 
     def __init__(
         self,
@@ -30,6 +51,16 @@ class ApplicationError(Exception):
         # Response headers that belong to the error, e.g. Retry-After on a 429.
         self.headers = headers or {}
 
+    @property
+    def type_slug(self) -> str:
+        # A machine-readable `error` in the body (billing_tiers' errors) names the type too.
+        error = self.extra.get("error")
+        if self.slug:
+            return self.slug
+        if isinstance(error, str) and error:
+            return error.replace("_", "-")
+        return slugify(self.title)
+
 
 class PayloadTooLarge(ApplicationError):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
@@ -41,22 +72,66 @@ class Conflict(ApplicationError):
     title = "Conflict"
 
 
-def problem_response(
-    status_code: int, title: str, detail: Any, extra: dict[str, Any] | None = None
-) -> Response:
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status_code}
+class Unprocessable(ApplicationError):
+    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    title = "Unprocessable request"
+
+
+# DRF's exceptions by class: the type's slug and its fixed title. Their `default_detail` is no
+# title: some are templates ('Method "{method}" not allowed.'); the formatted text is the detail.
+DRF_PROBLEMS: dict[type[exceptions.APIException], tuple[str, str]] = {
+    exceptions.ValidationError: ("invalid-request", "Invalid request"),
+    exceptions.ParseError: ("malformed-request", "Malformed request"),
+    exceptions.AuthenticationFailed: ("authentication-failed", "Authentication failed"),
+    exceptions.NotAuthenticated: ("not-authenticated", "Not authenticated"),
+    exceptions.PermissionDenied: ("permission-denied", "Permission denied"),
+    exceptions.NotFound: ("not-found", "Not found"),
+    exceptions.MethodNotAllowed: ("method-not-allowed", "Method not allowed"),
+    exceptions.NotAcceptable: ("not-acceptable", "Not acceptable"),
+    exceptions.UnsupportedMediaType: ("unsupported-media-type", "Unsupported media type"),
+    exceptions.Throttled: ("throttled", "Too many requests"),
+}
+
+
+def _drf_problem(exc: exceptions.APIException, status_code: int) -> tuple[str, str]:
+    for cls in type(exc).__mro__:
+        if cls in DRF_PROBLEMS:
+            return DRF_PROBLEMS[cls]
+    phrase = http.HTTPStatus(status_code).phrase
+    return slugify(phrase), phrase
+
+
+def problem_body(
+    status_code: int, slug: str, title: str, detail: Any, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": problem_type(slug), "title": title, "status": status_code}
     if isinstance(detail, dict | list):
-        body["detail"] = title
+        # A validation error: a sentence for people, the errors by field for programs.
+        body["detail"] = "The request is not valid; `errors` says where."
         body["errors"] = detail
     else:
-        body["detail"] = str(detail)
+        body["detail"] = str(detail) or title
     body.update(extra or {})
+    return body
+
+
+def problem_response(
+    status_code: int,
+    title: str,
+    detail: Any,
+    extra: dict[str, Any] | None = None,
+    *,
+    slug: str = "",
+) -> Response:
+    body = problem_body(status_code, slug or slugify(title), title, detail, extra)
     return Response(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
 
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        problem = problem_response(exc.status_code, exc.title, exc.detail, exc.extra)
+        problem = problem_response(
+            exc.status_code, exc.title, exc.detail, exc.extra, slug=exc.type_slug
+        )
         for header, value in exc.headers.items():
             problem[header] = value
         return problem
@@ -65,16 +140,107 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     from rest_framework.views import exception_handler
 
     if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
+        exc = exceptions.NotFound(str(exc) or None)
     response = exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
-    title = str(exc.default_detail) if exc.default_detail else "Error"
-    # DRF gives {"detail": "..."} for most errors and {field: [...]} for validation errors.
+    slug, title = _drf_problem(exc, response.status_code)
+    # DRF gives {"detail": "..."} (already formatted) for most errors, {field: [...]} for
+    # validation errors.
     data = response.data
     detail = data["detail"] if isinstance(data, dict) and "detail" in data else data
-    problem = problem_response(response.status_code, title, detail)
+    problem = problem_response(response.status_code, title, detail, slug=slug)
     for header, value in response.items():
         if header.lower() in ("www-authenticate", "retry-after", "allow"):
             problem[header] = value
     return problem
+
+
+# --- Outside DRF: URLs that match no endpoint, unhandled errors -----------------------------
+
+
+def _problem_page(status_code: int, slug: str, title: str, detail: str) -> HttpResponse:
+    return JsonResponse(
+        problem_body(status_code, slug, title, detail),
+        status=status_code,
+        content_type=PROBLEM_CONTENT_TYPE,
+    )
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Any path under /api/ that no endpoint matches (a malformed id too), whatever the method."""
+    return _problem_page(
+        404,
+        "not-found",
+        "Not found",
+        "No API endpoint has this address; the endpoints are listed at /api/v1/docs.",
+    )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: problem+json under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return _problem_page(
+            500,
+            "server-error",
+            "Internal server error",
+            "Something went wrong on our side; it has been logged.",
+        )
+    from django.views.defaults import server_error as html_server_error
+
+    return html_server_error(request)
+
+
+# --- The OpenAPI document -------------------------------------------------------------------
+
+
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+
+
+def problem_responses_hook(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """drf-spectacular postprocessing: every error response of every operation is problem+json
+    (the Problem component), and a `default` response says so for statuses not listed."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    # Set, not defaulted: an app's own ProblemSerializer (the encyclopedia's) describes the same
+    # body less exactly.
+    schemas["Problem"] = {
+        "type": "object",
+        "description": "The body of every error: RFC 9457 problem details.",
+        "properties": {
+            "type": {"type": "string", "format": "uri"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "errors": {"description": "Invalid requests only: the messages by field."},
+        },
+        "required": ["type", "title", "status", "detail"],
+        # Some problems carry more: a 429's quota fields, billing errors' `error`.
+        "additionalProperties": True,
+    }
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            responses = operation["responses"]
+            for code, response in responses.items():
+                if code.isdigit() and int(code) >= 400:
+                    schema = _problem_schema_of(response.get("content", {}))
+                    response["content"] = {PROBLEM_CONTENT_TYPE: {"schema": schema}}
+            responses.setdefault(
+                "default",
+                {
+                    "description": "An error not listed above, as problem+json.",
+                    "content": {PROBLEM_CONTENT_TYPE: {"schema": PROBLEM_REF}},
+                },
+            )
+    return result
+
+
+def _problem_schema_of(content: dict[str, Any]) -> dict[str, Any]:
+    """A problem schema an operation declared itself (a subtype of Problem), or Problem."""
+    for media in content.values():
+        schema = media.get("schema")
+        if isinstance(schema, dict) and schema.get("$ref", "").endswith("Problem"):
+            return dict(schema)
+    return PROBLEM_REF

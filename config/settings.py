@@ -250,6 +250,11 @@ SPECTACULAR_SETTINGS = {
         "MemberRoleEnum": "accounts.models.Membership.Role",
         "InvitationRoleEnum": "accounts.serializers.INVITABLE_ROLES",
     },
+    # Every error response is documented as problem+json (the Problem component).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.problems.problem_responses_hook",
+    ],
 }
 
 # --- Security (production) ------------------------------------------------------------------

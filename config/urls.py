@@ -1,8 +1,11 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
-from config import health
+from config import health, problems
+
+# An unhandled error under /api/ answers problem+json too.
+handler500 = "config.problems.server_error"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -15,6 +18,8 @@ urlpatterns = [
     path("api/v1/", include("accounts.urls_api")),
     path("api/v1/", include("diagnosis.urls_api")),
     path("api/v1/", include("encyclopedia.urls_api")),
+    # Anything else under /api/ (a malformed id too) is a problem+json 404, not an HTML page.
+    re_path(r"^api(/|$)", problems.api_not_found),
     path("encyclopedia/", include("encyclopedia.urls")),
     path("evaluation/", include("billing_tiers.urls")),
     # /accounts/… (sign-up, sign-in, verification, invitations) and /settings/…
