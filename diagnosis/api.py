@@ -7,9 +7,13 @@ daily quota in RateLimit-* and X-RateLimit-* headers.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import unquote
 
 from django.conf import settings
+from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -18,8 +22,8 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.exceptions import NotAuthenticated
-from rest_framework.parsers import MultiPartParser
+from rest_framework.exceptions import NotAuthenticated, UnsupportedMediaType
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -35,11 +39,42 @@ from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.serializers import (
     DiagnosisSerializer,
+    DiagnosisSubmissionSerializer,
     DiagnosisSummarySerializer,
     HistoryFilterSerializer,
+    SubmissionMetadataSerializer,
+    WaitSerializer,
 )
+from diagnosis.services import JobMetadata
+
+
+def _problem(description: str) -> OpenApiResponse:
+    # The body is the Problem component: config.problems documents every error response so.
+    return OpenApiResponse(description=f"problem+json: {description}")
+
 
 PROBLEM = OpenApiResponse(description="problem+json")
+# Every answer of these calls, errors included, carries the caller's quota (but a failed
+# authentication, which has no caller: hence not required).
+QUOTA_HEADERS = [
+    OpenApiParameter(header, int, OpenApiParameter.HEADER, response=True, description=text)
+    for header, text in (
+        ("RateLimit-Limit", "Diagnoses a day of the caller's tier."),
+        ("RateLimit-Remaining", "Diagnoses left today."),
+        ("RateLimit-Reset", "Seconds until the quota resets (00:00 UTC)."),
+        ("X-RateLimit-Limit", "As RateLimit-Limit."),
+        ("X-RateLimit-Remaining", "As RateLimit-Remaining."),
+        ("X-RateLimit-Reset", "The reset as a Unix time, in seconds."),
+    )
+] + [
+    OpenApiParameter(
+        "Retry-After",
+        int,
+        OpenApiParameter.HEADER,
+        response=[429],
+        description="Seconds until the quota resets.",
+    )
+]
 QUOTA_NOTE = (
     " Every answer carries the caller's daily quota: `RateLimit-Limit`, `RateLimit-Remaining`, "
     "`RateLimit-Reset` (seconds until the reset) and `X-RateLimit-Limit`, "
@@ -52,6 +87,87 @@ KEY = OpenApiParameter(
     required=False,
     description="A visitor's diagnosis: the `access_key` of the answer that created it.",
 )
+
+
+# The metadata of a raw-body submission, by field: its header and what it is.
+METADATA_HEADERS = {
+    "filename": ("X-Rootcause-Filename", "The log's file name."),
+    "job": ("X-Rootcause-Job", "The CI job's name."),
+    "run_url": ("X-Rootcause-Run-Url", "The CI run's address (http or https)."),
+    "commit": ("X-Rootcause-Commit", "The commit that was built."),
+    "labels": ("X-Rootcause-Labels", "Labels, comma-separated."),
+}
+# Bodies read as the log itself, streamed. curl's --data-binary sends a form content type unless
+# told otherwise, and a log is never a form: read that as the log too.
+RAW_MEDIA_TYPES = (
+    "application/octet-stream",
+    "application/gzip",
+    "application/x-gzip",
+    "application/x-www-form-urlencoded",
+)
+
+
+@dataclass(frozen=True)
+class _Upload:
+    chunks: Iterable[bytes]
+    filename: str
+    metadata: JobMetadata
+
+
+def _split_labels(values: Iterable[str]) -> list[str]:
+    return [label.strip() for value in values for label in value.split(",") if label.strip()]
+
+
+def _upload_of(request: Request) -> _Upload:
+    """The log and its metadata from whichever form the request uses; metadata headers first,
+    then the form's or JSON document's fields over them."""
+    fields: dict[str, Any] = {}
+    for name, (header, _) in METADATA_HEADERS.items():
+        value = request.headers.get(header)
+        if value is not None:
+            value = unquote(value)
+            fields[name] = _split_labels([value]) if name == "labels" else value
+    media_type = (request.content_type or "").split(";")[0].strip().lower()
+    chunks: Iterable[bytes]
+    if media_type == "multipart/form-data":
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ApplicationError("Send the log as the `file` field of the form.")
+        fields.setdefault("filename", upload.name or "")
+        form = cast(QueryDict, request.data)  # the multipart parser gives a QueryDict
+        for name in METADATA_HEADERS:
+            if name == "labels" and "labels" in form:
+                fields["labels"] = _split_labels(form.getlist("labels"))
+            elif name in form:
+                fields[name] = form[name]
+        chunks = upload.chunks()
+    elif media_type == "application/json":
+        if not isinstance(request.data, dict):
+            raise ApplicationError('Send a JSON object: {"log": "…", "filename": "…"}.')
+        document = DiagnosisSubmissionSerializer(data={**fields, **request.data})
+        document.is_valid(raise_exception=True)
+        return _Upload(
+            _encoded(document.validated_data["log"]),
+            document.validated_data.get("filename", ""),
+            document.metadata(),
+        )
+    elif not media_type or media_type.startswith("text/") or media_type in RAW_MEDIA_TYPES:
+        chunks = read_chunks(request._request)  # the WSGI body stream, read as it arrives
+    else:
+        raise UnsupportedMediaType(
+            media_type,
+            detail=f'Unsupported media type "{media_type}": send the log as text/plain, '
+            "application/octet-stream, a multipart/form-data `file` or JSON.",
+        )
+    metadata = SubmissionMetadataSerializer(data=fields)
+    metadata.is_valid(raise_exception=True)
+    return _Upload(chunks, metadata.validated_data.get("filename", ""), metadata.metadata())
+
+
+def _encoded(text: str, size: int = 1 << 20) -> Iterator[bytes]:
+    """A JSON document's log as UTF-8, a piece at a time: never a second whole copy."""
+    for start in range(0, len(text), size):
+        yield text[start : start + size].encode("utf-8")
 
 
 def _signed_in(actor: Actor) -> Actor:
@@ -84,8 +200,9 @@ class QuotaHeadersApiView(APIView):
 class DiagnosisListApi(QuotaHeadersApiView):
     # Visitors diagnose too; each method says who may call it.
     permission_classes = [AllowAny]
-    # Multipart only: any other body is read as a raw log stream, never parsed or spooled to disk.
-    parser_classes = [MultiPartParser]
+    # Multipart and JSON; any other accepted body is read as a raw log stream, never parsed or
+    # spooled to disk.
+    parser_classes = [MultiPartParser, JSONParser]
 
     @extend_schema(
         operation_id="diagnoses_list",
@@ -93,6 +210,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
             HistoryFilterSerializer,
             OpenApiParameter("cursor", str, description="From `next` or `previous`."),
             OpenApiParameter("page_size", int, description="Rows per page, at most 100."),
+            *QUOTA_HEADERS,
         ],
         responses={
             200: inline_serializer(
@@ -127,38 +245,75 @@ class DiagnosisListApi(QuotaHeadersApiView):
     @extend_schema(
         operation_id="diagnoses_create",
         description=(
-            "Submit a log. Send it as the raw request body (text/plain or "
-            "application/octet-stream, optionally gzip-compressed) or as the `file` field of a "
-            "multipart form. The answer is 202 with the queued diagnosis; poll its URL "
-            "(`Location`). Each diagnosis takes one unit of the daily quota (429 when it is "
-            "used); an `Idempotency-Key` header makes retries safe: the same key returns the "
-            "same diagnosis and is not charged again. An API token needs the `diagnoses:write` "
-            "scope. Without an account the diagnosis belongs to nobody: the answer's "
-            "`access_key` (in `Location` too) reads it until `expires_at`, and is not shown "
-            "again." + QUOTA_NOTE
+            "Submit a log, in one of three forms: the raw request body (`text/plain` or "
+            "`application/octet-stream`, optionally gzip-compressed; the metadata then comes in "
+            "`X-Rootcause-*` headers), the `file` field of a multipart form (metadata in form "
+            'fields), or JSON `{"log": …, "filename": …}` (metadata as fields). The '
+            "metadata (`filename`, `job`, `run_url`, `commit`, `labels`) is optional, masked "
+            "like the log and shown in the history; a form or JSON field wins over the header of "
+            "the same name. Header values are percent-decoded (send UTF-8 percent-encoded); "
+            "`X-Rootcause-Labels` is a comma-separated list, and in a form `labels` may be "
+            "repeated.\n\n"
+            "The answer is 202 with the queued diagnosis; poll its URL (`Location`), e.g. "
+            "with `?wait=30`. Each diagnosis takes one unit of the daily quota (429 when it is "
+            "used). An `Idempotency-Key` makes retries safe for 24 hours: the same key with the "
+            "same log returns the same diagnosis (200) and is not charged again; the same key "
+            "with another log is 422; after 24 hours the key makes a new diagnosis. An API "
+            "token needs the `diagnoses:write` scope. Without an account the diagnosis belongs "
+            "to nobody: the answer's `access_key` (in `Location` too) reads it until "
+            "`expires_at`, and is not shown again (a visitor's repeated key is 409)." + QUOTA_NOTE
         ),
         request={
             "text/plain": OpenApiTypes.STR,
             "application/octet-stream": OpenApiTypes.BINARY,
             "multipart/form-data": {
                 "type": "object",
-                "properties": {"file": {"type": "string", "format": "binary"}},
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "filename": {"type": "string", "maxLength": 255},
+                    "job": {"type": "string", "maxLength": 200},
+                    "run_url": {"type": "string", "format": "uri", "maxLength": 500},
+                    "commit": {"type": "string", "maxLength": 100},
+                    "labels": {"type": "array", "items": {"type": "string", "maxLength": 100}},
+                },
                 "required": ["file"],
             },
+            "application/json": DiagnosisSubmissionSerializer,
         },
         parameters=[
-            OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER, required=False),
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="Makes a retry return the first diagnosis (24 hours).",
+            ),
+            *(
+                OpenApiParameter(header, str, OpenApiParameter.HEADER, description=text)
+                for header, text in METADATA_HEADERS.values()
+            ),
+            *QUOTA_HEADERS,
+            OpenApiParameter(
+                "Location",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200, 202],
+                description="The diagnosis' URL (with `?key=` for a visitor's).",
+            ),
         ],
         responses={
             202: DiagnosisSerializer,
-            200: DiagnosisSerializer,
-            400: PROBLEM,
-            403: PROBLEM,
-            409: PROBLEM,
-            413: PROBLEM,
-            429: OpenApiResponse(
-                description="problem+json: today's quota is used; see Retry-After, `reset` and "
-                "`upgrade`"
+            200: OpenApiResponse(
+                DiagnosisSerializer, description="A retry: the key's first diagnosis."
+            ),
+            400: _problem("An empty log, not a text log, invalid gzip or metadata."),
+            401: _problem("A wrong or revoked API token."),
+            403: _problem("The token lacks the `diagnoses:write` scope."),
+            409: _problem("A visitor's repeated Idempotency-Key: its link cannot be shown again."),
+            413: _problem("The log is larger than the limit."),
+            415: _problem("A body in none of the accepted forms."),
+            422: _problem("The Idempotency-Key already made a diagnosis of another log."),
+            429: _problem(
+                "Today's quota is used; see Retry-After and the body's `reset` and `upgrade`."
             ),
         },
     )
@@ -170,23 +325,16 @@ class DiagnosisListApi(QuotaHeadersApiView):
             raise PayloadTooLarge(
                 f"The log is larger than the limit of {settings.ROOTCAUSE_MAX_LOG_BYTES} bytes."
             )
-        filename = ""
-        if (request.content_type or "").startswith("multipart/form-data"):
-            upload = request.FILES.get("file")
-            if upload is None:
-                raise ApplicationError("Send the log as the `file` field of the form.")
-            filename = upload.name or ""
-            chunks = upload.chunks()
-        else:
-            chunks = read_chunks(request._request)  # the WSGI body stream, read as it arrives
+        upload = _upload_of(request)
         submission = services.submit_diagnosis(
             actor=actor,
-            chunks=gunzip_if_needed(chunks),
+            chunks=gunzip_if_needed(upload.chunks),
             source=Diagnosis.Source.CLI
             if request.headers.get("X-Rootcause-Client") == "cli"
             else Diagnosis.Source.API,
-            filename=filename,
-            idempotency_key=request.headers.get("Idempotency-Key", "")[:255],
+            filename=upload.filename,
+            metadata=upload.metadata,
+            idempotency_key=request.headers.get("Idempotency-Key", ""),
         )
         self.quota_actor = submission.actor
         diagnosis = submission.diagnosis
@@ -208,24 +356,36 @@ class DiagnosisDetailApi(QuotaHeadersApiView):
 
     @extend_schema(
         operation_id="diagnoses_retrieve",
-        parameters=[KEY],
-        responses={200: DiagnosisSerializer, 403: PROBLEM, 404: PROBLEM},
+        parameters=[KEY, WaitSerializer, *QUOTA_HEADERS],
+        responses={
+            200: DiagnosisSerializer,
+            400: _problem("`wait` is not a whole number of seconds."),
+            401: _problem("A wrong or revoked API token."),
+            403: _problem("The token lacks the `diagnoses:read` scope."),
+            404: _problem("No such diagnosis, another organisation's, or a wrong or expired key."),
+        },
         description=(
             "One diagnosis of the organisation, or a visitor's with its `key`. Needs the "
             "`diagnoses:read` scope. 404 for an id of another organisation, a wrong key or an "
-            "expired link." + QUOTA_NOTE
+            "expired link. With `?wait=N` the answer waits up to N seconds (at most "
+            f"{selectors.MAX_WAIT_SECONDS}) for the diagnosis to be `done` or `failed`, and "
+            "comes as soon as it is; check `status`, since the wait may end first." + QUOTA_NOTE
         ),
     )
     def get(self, request: Request, diagnosis_id: str) -> Response:
         actor = actor_of(request)
         require_scope(actor, SCOPE_DIAGNOSES_READ)
+        wait = WaitSerializer(data=request.query_params)
+        wait.is_valid(raise_exception=True)
         diagnosis = selectors.get_diagnosis_for(
             actor, diagnosis_id, key=request.query_params.get("key", "")
         )
+        diagnosis = selectors.wait_until_finished(diagnosis, seconds=wait.validated_data["wait"])
         return Response(DiagnosisSerializer(diagnosis).data)
 
     @extend_schema(
         operation_id="diagnoses_destroy",
+        parameters=QUOTA_HEADERS,
         responses={204: None, 401: PROBLEM, 403: PROBLEM, 404: PROBLEM},
         description=(
             "Delete a diagnosis of the organisation's history. Owners and admins; members and "

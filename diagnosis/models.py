@@ -50,7 +50,19 @@ class Diagnosis(models.Model):
     # A file name the caller gave, masked like the log before it is stored.
     filename = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField()
-    idempotency_key = models.CharField(max_length=255, blank=True)
+    # HMAC-SHA256 of the caller's Idempotency-Key (keyed with SECRET_KEY): a key can hold anything
+    # a CI system puts in it, so the key itself is never stored. Cleared when the key's window
+    # (24 h) has passed, so the key makes a new diagnosis.
+    idempotency_key_digest = models.CharField(max_length=64, blank=True)
+    # SHA-256 of the log as staged (after gzip decompression): a retry with the same key and
+    # another log is refused.
+    body_digest = models.CharField(max_length=64, blank=True)
+
+    # What a CI job tells about itself, masked like the log before it is stored.
+    job = models.CharField(max_length=200, blank=True)
+    run_url = models.CharField(max_length=500, blank=True)
+    commit = models.CharField(max_length=100, blank=True)
+    labels: models.JSONField[Any] = models.JSONField(default=list, blank=True)
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
@@ -76,14 +88,15 @@ class Diagnosis(models.Model):
         constraints = [
             # A retried request with the same Idempotency-Key returns the first diagnosis.
             models.UniqueConstraint(
-                fields=["organization", "idempotency_key"],
-                condition=~models.Q(idempotency_key=""),
+                fields=["organization", "idempotency_key_digest"],
+                condition=~models.Q(idempotency_key_digest=""),
                 name="diagnosis_unique_idempotency_key",
             ),
             # The same for a visitor's, per address hash (the organisation is null: NULLs differ).
             models.UniqueConstraint(
-                fields=["anonymous_subject", "idempotency_key"],
-                condition=models.Q(organization__isnull=True) & ~models.Q(idempotency_key=""),
+                fields=["anonymous_subject", "idempotency_key_digest"],
+                condition=models.Q(organization__isnull=True)
+                & ~models.Q(idempotency_key_digest=""),
                 name="diagnosis_unique_anonymous_idempotency_key",
             ),
             # Either an organisation's (kept in its history), or a visitor's: reachable by its
@@ -123,3 +136,10 @@ class Diagnosis(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} ({self.status})"
+
+    @property
+    def run_link(self) -> str:
+        """The CI run's address if it can be a link: http(s), and not cut by masking (a masked
+        host leaves a placeholder that leads nowhere)."""
+        url = self.run_url
+        return url if url.startswith(("https://", "http://")) and "<" not in url else ""

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -20,6 +24,14 @@ def access_key_digest(key: str) -> str:
     """What is stored of a visitor's access key. The key is random (192 bits): a plain hash
     suffices, and a lookup by digest compares no secret byte by byte."""
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def idempotency_key_digest(key: str) -> str:
+    """What is stored of an Idempotency-Key: keyed, because a key is chosen by the caller and may
+    be guessable (a CI job number) or carry something secret; the whole key, however long."""
+    return hmac.new(
+        settings.SECRET_KEY.encode(), f"idempotency-key:{key}".encode(), hashlib.sha256
+    ).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -85,3 +97,41 @@ def diagnosis_result(diagnosis: Diagnosis) -> DiagnosisResult | None:
     if diagnosis.status != Diagnosis.Status.DONE:
         return None
     return stored_result(diagnosis)
+
+
+# The longest a reader may wait for a diagnosis to finish (GET …?wait=N), and how often the wait
+# looks at the row: the pipeline takes seconds, so a quarter to half a second of delay is noise.
+MAX_WAIT_SECONDS = 30
+POLL_FIRST_SECONDS = 0.25
+POLL_MAX_SECONDS = 0.5
+
+
+def wait_until_finished(diagnosis: Diagnosis, *, seconds: float) -> Diagnosis:
+    """The diagnosis once it is done or failed, or as it is after `seconds` (at most
+    MAX_WAIT_SECONDS).
+
+    Each poll reads the status column alone in its own autocommit statement, so no transaction
+    (no snapshot, no lock) is held while waiting, and a commit by a worker is seen at the next
+    poll. The connection stays open between polls: it would be reopened twice a second otherwise,
+    and the request holds its worker thread, and so that thread's connection, either way.
+    """
+    deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_SECONDS)
+    pause = POLL_FIRST_SECONDS
+    status = diagnosis.status
+    while status in Diagnosis.ACTIVE_STATUSES:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if not connection.in_atomic_block:
+            # Only when nothing else of the request's is in flight: a broken or expired
+            # connection is replaced rather than failing the next poll.
+            connection.close_if_unusable_or_obsolete()
+        time.sleep(min(pause, left))
+        pause = POLL_MAX_SECONDS
+        current = Diagnosis.objects.filter(pk=diagnosis.pk).values_list("status", flat=True)
+        status = current.first() or ""
+        if not status:  # deleted meanwhile
+            raise Http404("No such diagnosis.")
+    if status != diagnosis.status:
+        diagnosis.refresh_from_db()
+    return diagnosis

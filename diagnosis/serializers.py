@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from django.core.validators import URLValidator
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
@@ -18,6 +19,7 @@ from rest_framework import serializers
 from diagnosis import selectors
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import HistoryFilters
+from diagnosis.services import JobMetadata
 from rootcause.result import DiagnosisResult, as_json
 
 
@@ -32,6 +34,10 @@ class DiagnosisSerializer(serializers.Serializer):
     )
     filename = serializers.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
+    job = serializers.CharField(allow_blank=True, help_text="The CI job's name, masked.")
+    run_url = serializers.CharField(allow_blank=True, help_text="The CI run's address, masked.")
+    commit = serializers.CharField(allow_blank=True, help_text="The commit built, masked.")
+    labels = serializers.ListField(child=serializers.CharField(), help_text="Labels, masked.")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
     expires_at = serializers.DateTimeField(
@@ -71,10 +77,76 @@ class DiagnosisSummarySerializer(serializers.Serializer):
     failure_slug = serializers.CharField(allow_blank=True, help_text="The failure class.")
     filename = serializers.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
+    job = serializers.CharField(allow_blank=True)
+    run_url = serializers.CharField(allow_blank=True)
+    commit = serializers.CharField(allow_blank=True)
+    labels = serializers.ListField(child=serializers.CharField())
     # The metaclass takes declared fields off the class, so this does not shadow Field.source.
     source = serializers.ChoiceField(choices=Diagnosis.Source.choices)  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+
+
+MAX_LABELS = 20
+
+
+class SubmissionMetadataSerializer(serializers.Serializer):
+    """What may come with a log: its file name and what the CI job says about itself. Each is
+    masked like the log before it is stored."""
+
+    filename = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_blank=True,
+        help_text="The log's file name (its last path component is kept), shown in the history.",
+    )
+    job = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, help_text="The CI job's name."
+    )
+    run_url = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="The address of the CI run (http or https).",
+    )
+    commit = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, help_text="The commit that was built."
+    )
+    labels = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        max_length=MAX_LABELS,
+        required=False,
+        help_text=f"Up to {MAX_LABELS} short labels (e.g. `nightly`, `gpu=a100`).",
+    )
+
+    def metadata(self) -> JobMetadata:
+        data = self.validated_data
+        return JobMetadata(
+            job=data.get("job", ""),
+            run_url=data.get("run_url", ""),
+            commit=data.get("commit", ""),
+            labels=tuple(label for label in data.get("labels", []) if label.strip()),
+        )
+
+
+class DiagnosisSubmissionSerializer(SubmissionMetadataSerializer):
+    """The JSON form of a submission: the log as a string, and the metadata beside it."""
+
+    log = serializers.CharField(
+        allow_blank=True, trim_whitespace=False, help_text="The log's text (UTF-8)."
+    )
+
+
+class WaitSerializer(serializers.Serializer):
+    wait = serializers.IntegerField(
+        min_value=0,
+        required=False,
+        default=0,
+        help_text=(
+            f"Seconds to wait for the diagnosis to finish; at most {selectors.MAX_WAIT_SECONDS}."
+        ),
+    )
 
 
 class HistoryFilterSerializer(serializers.Serializer):

@@ -7,7 +7,7 @@ import hmac
 import logging
 import secrets
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import chain
@@ -27,9 +27,9 @@ from accounts.selectors import require_manager
 from accounts.services import create_personal_organization
 from billing_tiers.selectors import entitlements_for_organization
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
-from config.problems import ApplicationError, Conflict, PayloadTooLarge
+from config.problems import ApplicationError, Conflict, PayloadTooLarge, Unprocessable
 from diagnosis.models import Diagnosis
-from diagnosis.selectors import access_key_digest
+from diagnosis.selectors import access_key_digest, idempotency_key_digest
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from rootcause.intake import not_a_log
@@ -60,10 +60,35 @@ def _limited(chunks: Iterable[bytes], limit: int) -> Iterable[bytes]:
         yield chunk
 
 
-def _masked_filename(filename: str, diagnosis_id: uuid.UUID) -> str:
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _masked_filename(filename: str, masker: Masker) -> str:
     """The name is shown back to the user: only its last component, masked like the log."""
     base = filename.replace("\\", "/").rsplit("/", 1)[-1].replace("\n", " ")
-    return Masker(secret=masking_secret(diagnosis_id)).mask(base)[:255]
+    return masker.mask(base)[:255]
+
+
+@dataclass(frozen=True)
+class JobMetadata:
+    """What a CI job says about itself; shown in the history beside the file name."""
+
+    job: str = ""
+    run_url: str = ""
+    commit: str = ""
+    labels: tuple[str, ...] = ()
+
+
+def _masked_metadata(metadata: JobMetadata, masker: Masker) -> dict[str, Any]:
+    """The metadata as stored: masked like the log (a job name or a URL may hold a host or a
+    user name), on one line, cut to the columns' lengths (a pseudonym may be longer)."""
+    return {
+        "job": masker.mask(_one_line(metadata.job))[:200],
+        "run_url": masker.mask(metadata.run_url.strip())[:500],
+        "commit": masker.mask(metadata.commit.strip())[:100],
+        "labels": [masker.mask(_one_line(label))[:100] for label in metadata.labels],
+    }
 
 
 @dataclass(frozen=True)
@@ -82,6 +107,15 @@ class KeyAlreadyUsed(Conflict):
     title = "Idempotency-Key already used"
 
 
+class KeyReused(Unprocessable):
+    slug = "idempotency-key-reused"
+    title = "Idempotency-Key reused with another log"
+
+
+# How long an Idempotency-Key names its diagnosis; after that the same key makes a new one.
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+
 def _acting_for_an_organization(actor: Actor) -> Actor:
     """A person with no organisation gets their personal one, so their diagnoses have a history
     and the charge goes to the organisation like everybody else's."""
@@ -92,21 +126,36 @@ def _acting_for_an_organization(actor: Actor) -> Actor:
     return actor
 
 
-def _by_idempotency_key(actor: Actor, key: str) -> Diagnosis | None:
+def _by_idempotency_key(actor: Actor, digest: str) -> Diagnosis | None:
+    """The diagnosis the key names, while its window lasts. Past the window the old diagnosis
+    lets go of the key (compare-and-set), so that the same key can make a new one."""
     if actor.organization is not None:
-        return Diagnosis.objects.filter(
-            organization=actor.organization, idempotency_key=key
+        found = Diagnosis.objects.filter(
+            organization=actor.organization, idempotency_key_digest=digest
         ).first()
-    if actor.anonymous_subject:
-        return Diagnosis.objects.filter(
+    elif actor.anonymous_subject:
+        found = Diagnosis.objects.filter(
             organization__isnull=True,
             anonymous_subject=actor.anonymous_subject,
-            idempotency_key=key,
+            idempotency_key_digest=digest,
         ).first()
-    return None
+    else:
+        return None
+    if found is not None and found.created_at <= timezone.now() - IDEMPOTENCY_WINDOW:
+        Diagnosis.objects.filter(pk=found.pk, idempotency_key_digest=digest).update(
+            idempotency_key_digest=""
+        )
+        return None
+    return found
 
 
-def _repeated(actor: Actor, diagnosis: Diagnosis) -> Submission:
+def _repeated(actor: Actor, diagnosis: Diagnosis, body_digest: str) -> Submission:
+    # Rows from before logs were digested have none: they match any log.
+    if diagnosis.body_digest and body_digest != diagnosis.body_digest:
+        raise KeyReused(
+            "This Idempotency-Key already made a diagnosis of another log. A retry must send "
+            "the same log; send a new key to diagnose a different one."
+        )
     if diagnosis.organization_id is None:
         # Only the digest of a visitor's access key is kept, so the link cannot be given again.
         raise KeyAlreadyUsed(
@@ -116,25 +165,42 @@ def _repeated(actor: Actor, diagnosis: Diagnosis) -> Submission:
     return Submission(diagnosis, created=False, actor=actor)
 
 
+def _hashed(chunks: Iterable[bytes], hasher: Any) -> Iterator[bytes]:
+    for chunk in chunks:
+        hasher.update(chunk)
+        yield chunk
+
+
+def _digest_of(chunks: Iterable[bytes]) -> str:
+    hasher = hashlib.sha256()
+    for chunk in chunks:
+        hasher.update(chunk)
+    return hasher.hexdigest()
+
+
 def submit_diagnosis(
     *,
     actor: Actor,
     chunks: Iterable[bytes],
     source: str,
     filename: str = "",
+    metadata: JobMetadata | None = None,
     idempotency_key: str = "",
 ) -> Submission:
     """Accepts a log: charges a unit of the actor's daily quota and creates the row in one
     transaction, stages the raw bytes, enqueues the pipeline after commit.
 
-    A repeated Idempotency-Key returns the first diagnosis unchanged and charges nothing. A
-    visitor's diagnosis belongs to no organisation: it is reachable by the link with the
-    returned access key until ANONYMOUS_RESULT_HOURS have passed.
+    A repeated Idempotency-Key (within IDEMPOTENCY_WINDOW) returns the first diagnosis unchanged
+    and charges nothing, if the log is the same (KeyReused, 422, if not; the log is read to
+    compare its digest, never staged). A visitor's diagnosis belongs to no organisation: it is
+    reachable by the link with the returned access key until ANONYMOUS_RESULT_HOURS have passed.
     """
-    if idempotency_key:
-        existing = _by_idempotency_key(actor, idempotency_key)
+    limit = settings.ROOTCAUSE_MAX_LOG_BYTES
+    key_digest = idempotency_key_digest(idempotency_key) if idempotency_key else ""
+    if key_digest:
+        existing = _by_idempotency_key(actor, key_digest)
         if existing is not None:
-            return _repeated(actor, existing)
+            return _repeated(actor, existing, _digest_of(_limited(chunks, limit)))
 
     iterator = iter(chunks)
     first = next((c for c in iterator if c), b"")
@@ -161,21 +227,25 @@ def submit_diagnosis(
         }
     store = get_store(settings.REDIS_URL)
     raw_key = staging_key(RAW, diagnosis_id)
+    # The log's digest is taken as it streams into the staging store.
+    hasher = hashlib.sha256()
     earlier: Diagnosis | None = None
     try:
         size = store.write(
             raw_key,
-            _limited(chain([first], iterator), settings.ROOTCAUSE_MAX_LOG_BYTES),
+            _hashed(_limited(chain([first], iterator), limit), hasher),
             ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS,
         )
+        body_digest = hasher.hexdigest()
+        masker = Masker(secret=masking_secret(diagnosis_id))
         with transaction.atomic():
-            charge = charge_quota(
-                actor=actor, reference=diagnosis_id, idempotency_key=idempotency_key
-            )
+            # The quota ledger gets the key's digest too: no table holds the key itself.
+            charge = charge_quota(actor=actor, reference=diagnosis_id, idempotency_key=key_digest)
             if charge.reference != str(diagnosis_id):
                 # The key's first charge, made for another diagnosis: a racing duplicate that
-                # committed first, or one deleted since (then this one is charged anew).
-                earlier = _by_idempotency_key(actor, idempotency_key)
+                # committed first, or one deleted or past its window since (then this one is
+                # charged anew).
+                earlier = _by_idempotency_key(actor, key_digest)
                 if earlier is None:
                     charge_quota(actor=actor, reference=diagnosis_id)
             if earlier is None:
@@ -184,9 +254,11 @@ def submit_diagnosis(
                     organization=actor.organization,
                     created_by=actor.user if actor.is_person else None,
                     source=source,
-                    filename=_masked_filename(filename, diagnosis_id),
+                    filename=_masked_filename(filename, masker),
+                    **_masked_metadata(metadata or JobMetadata(), masker),
                     size_bytes=size,
-                    idempotency_key=idempotency_key,
+                    idempotency_key_digest=key_digest,
+                    body_digest=body_digest,
                     **visitor,
                 )
                 transaction.on_commit(lambda: enqueue_pipeline(diagnosis.id, Status.QUEUED))
@@ -194,16 +266,16 @@ def submit_diagnosis(
         # Two requests with the same Idempotency-Key raced; the other one won, and this one's
         # charge went with its rolled-back transaction.
         store.delete(raw_key)
-        earlier = _by_idempotency_key(actor, idempotency_key) if idempotency_key else None
+        earlier = _by_idempotency_key(actor, key_digest) if key_digest else None
         if earlier is None:
             raise
-        return _repeated(actor, earlier)
+        return _repeated(actor, earlier, body_digest)
     except BaseException:
         store.delete(raw_key)
         raise
     if earlier is not None:
         store.delete(raw_key)
-        return _repeated(actor, earlier)
+        return _repeated(actor, earlier, body_digest)
     return Submission(diagnosis, created=True, actor=actor, access_key=access_key)
 
 

@@ -19,7 +19,19 @@ from tests.diagnosis.logs import OOM_LOG
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/diagnoses"
-RECORD = {"id", "status", "progress", "filename", "size_bytes", "created_at", "finished_at"}
+RECORD = {
+    "id",
+    "status",
+    "progress",
+    "filename",
+    "size_bytes",
+    "job",
+    "run_url",
+    "commit",
+    "labels",
+    "created_at",
+    "finished_at",
+}
 RESULT = set(DiagnosisResult.__dataclass_fields__)
 
 # What the pipeline stored before the result was typed: the engine's dict, remediation added by
