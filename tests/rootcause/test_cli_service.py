@@ -3,6 +3,7 @@
 The service is tests/rootcause/fake_service.py, a stdlib HTTP server that answers like the API.
 """
 
+import gzip
 import json
 import socket
 
@@ -10,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import rootcause.cli
-from rootcause.cli import client
+from rootcause.cli import client, inputs
 from rootcause.engine import Engine
 from tests.rootcause.fake_service import Answer, FakeService, problem
 from tests.rootcause.fixture_catalogue import entries
@@ -323,8 +324,6 @@ def test_without_a_key_each_file_still_gets_one_so_retries_are_safe(fake, log, t
 
 
 def test_standard_input_and_gz_are_sent_with_their_names(fake, tmp_path):
-    import gzip
-
     packed = tmp_path / "rank1.log.gz"
     packed.write_bytes(gzip.compress(LOG.encode()))
 
@@ -398,3 +397,30 @@ def test_merge_sends_one_job_and_gives_each_evidence_line_its_file(fake, tmp_pat
         {"file": e["file"], "line": e["line"]} for e in row["evidence"]
     ]
     assert {r["rank"]: r["first_error_line"] for r in row["ranks"]} == {0: 2, 1: 3}
+
+
+def test_merge_of_big_logs_sends_their_evidence_with_the_lines_in_place(
+    fake, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(inputs, "EXTRACT_ABOVE", 10_000)
+    healthy = "".join(f"step {n} loss 1.{n:04d}\n" for n in range(2000))
+    rank0 = tmp_path / "rank0.log"
+    rank0.write_text(healthy + "RuntimeError: gloo/transport: Connection closed by peer\n")
+    rank1 = tmp_path / "rank1.log"
+    rank1.write_text(
+        healthy + "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x3 and 4x2)\n"
+    )
+
+    result = run(fake, rank0, rank1, "--merge", "--json")
+
+    assert result.exit_code == 1, result.output
+    assert "sending the evidence only" in result.stderr
+    sent = gzip.decompress(fake.posts[0].files["file"][1]).decode()
+    assert sent.count("\n") == 2 * 2001  # left-out lines are empty: numbering unchanged
+    assert len(sent) < (rank0.stat().st_size + rank1.stat().st_size) / 3
+    assert "[rank1]: RuntimeError: mat1 and mat2" in sent
+    row = json.loads(result.stdout)
+    assert row["initiating_rank"] == 1
+    assert {"file": str(rank1), "line": 2001} in [
+        {"file": e["file"], "line": e["line"]} for e in row["evidence"]
+    ]
