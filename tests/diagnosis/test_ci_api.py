@@ -125,6 +125,12 @@ def test_a_json_document_that_is_not_a_submission_is_refused(acme_api, document)
     assert Diagnosis.objects.count() == 0
 
 
+def test_broken_json_is_a_malformed_request(acme_api):
+    response = acme_api.post(URL, data=b'{"log": "x', content_type="application/json")
+
+    _problem(response, 400, "malformed-request", "Malformed request")
+
+
 def test_the_metadata_is_masked_like_the_log_everywhere_it_shows(acme_api, alice, client):
     response = _raw(
         acme_api,
