@@ -130,3 +130,39 @@ def test_a_visitor_without_a_token_is_diagnosed_until_the_allowance_is_used(
     assert "retry after" in results[-1].stderr
     assert allowed.exit_code == 0
     assert "warning:" in allowed.stderr
+
+
+def test_ci_metadata_and_labels_are_kept_with_the_diagnosis(service, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(OOM_LOG)
+    github = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "acme/train",
+        "GITHUB_RUN_ID": "42",
+        "GITHUB_JOB": "smoke",
+        "GITHUB_SHA": "0123abcd",
+    }
+
+    result = CliRunner().invoke(
+        app, ["diagnose", str(log), "--label", "nightly"], env={**service, **github}
+    )
+
+    assert result.exit_code == 1, result.output
+    diagnosis = Diagnosis.objects.get()
+    assert (diagnosis.job, diagnosis.commit, diagnosis.labels) == ("smoke", "0123abcd", ["nightly"])
+    assert diagnosis.run_url.endswith("/acme/train/actions/runs/42")
+
+
+def test_another_log_under_a_used_key_is_a_usage_error(service, tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text(OOM_LOG)
+    args = ["diagnose", str(log), "--idempotency-key", "job-9"]
+    first = CliRunner().invoke(app, args, env=service)
+    log.write_text(OOM_LOG + "one more line\n")
+
+    second = CliRunner().invoke(app, args, env=service)
+
+    assert first.exit_code == 1, first.output
+    assert second.exit_code == 2
+    assert "(422)" in second.stderr
