@@ -6,6 +6,8 @@ validated recognizers behind prefilters, and the operator's YAML recognizers), a
 Hyperscan recognizers called directly when it is not (the light client, ``pip install .``).
 For every entity type the Hyperscan recognizers cover, both give the same masked text (tested
 on the labelled corpus); the server also masks IBANs, crypto wallets and the operator's types.
+An organisation's own terms and patterns (``rules.py``) come in as ``rules``: one more
+recognizer, ad hoc for this log's analyzer calls, not in the shared registry.
 
 Why the replacement loop is ours and not ``AnonymizerEngine.anonymize``: measured on a
 generated 1 MiB chunk with 1,112 findings, ``AnalyzerEngine.analyze`` took 0.06 s and
@@ -28,6 +30,7 @@ from typing import Any
 from rootcause.masking.chunks import iter_line_chunks
 from rootcause.masking.offsets import byte_offsets
 from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
+from rootcause.masking.rules import Rule, RuleSet, as_rule_set
 from rootcause.masking.scanner import (
     LEARNING_SPECS,
     Candidate,
@@ -99,12 +102,29 @@ class Masker:
     catches the mentions that come before the line a name is learned from.
     """
 
-    def __init__(self, secret: bytes | None = None, *, analyzer: Any = _AUTO) -> None:
+    def __init__(
+        self,
+        secret: bytes | None = None,
+        *,
+        analyzer: Any = _AUTO,
+        rules: Iterable[Rule] | RuleSet | None = None,
+    ) -> None:
         """``analyzer``: a Presidio ``AnalyzerEngine``, None for the Hyperscan recognizers
-        alone, or by default Presidio's when it is installed (``default_analyzer``)."""
+        alone, or by default Presidio's when it is installed (``default_analyzer``).
+        ``rules``: an organisation's own terms and patterns (validated, see ``rules.py``)."""
         self._secret = secret if secret is not None else os.urandom(32)
         self._analyzer = default_analyzer() if analyzer == _AUTO else analyzer
-        self._numbers: dict[str, dict[bytes, int]] = {p: {} for p in PSEUDONYM_PREFIX}
+        self._rules = as_rule_set(rules)
+        # Their types get numbered pseudonyms of their own unless they name a built-in type.
+        self._rule_prefix = {
+            e: e for e in (self._rules.entities if self._rules else ()) if e not in FIXED_TOKEN
+        }
+        self._ad_hoc: list[Any] = []
+        if self._rules is not None and self._analyzer is not None:
+            from rootcause.masking.recognizer import RuleSetRecognizer
+
+            self._ad_hoc = [RuleSetRecognizer(self._rules)]
+        self._numbers: dict[str, dict[bytes, int]] = {}
         self._counts: Counter[str] = Counter()
         self._in_private_key = False
         self._learned: dict[bytes, str] = {}
@@ -118,13 +138,13 @@ class Masker:
 
     def token(self, entity: str, value: bytes) -> str:
         """The replacement for one occurrence (also used by the Presidio operator path)."""
-        prefix = PSEUDONYM_PREFIX.get(entity)
+        prefix = PSEUDONYM_PREFIX.get(entity) or self._rule_prefix.get(entity)
         if prefix is None:
             # An operator's or Presidio's own type (IBAN_CODE, CRYPTO) is named as it is.
             return FIXED_TOKEN.get(entity) or f"<{entity}>"
         norm = host_key(value) if entity == "HOSTNAME" else value.lower()
         digest = hmac.new(self._secret, entity.encode() + b"\0" + norm, hashlib.sha256).digest()
-        table = self._numbers[entity]
+        table = self._numbers.setdefault(entity, {})
         number = table.setdefault(digest, len(table) + 1)
         return f"<{prefix}_{number}>"
 
@@ -157,8 +177,13 @@ class Masker:
 
     def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
         if self._analyzer is None:
-            return find_candidates(buf)
-        results = self._analyzer.analyze(text=chunk, language="en")
+            found = find_candidates(buf)
+            if self._rules is not None:
+                found.extend(self._rules.find(buf))
+            return found
+        results = self._analyzer.analyze(
+            text=chunk, language="en", ad_hoc_recognizers=self._ad_hoc or None
+        )
         spans = byte_offsets(chunk, buf, [(r.start, r.end) for r in results])
         found = []
         for r, (s, e) in zip(results, spans, strict=True):

@@ -11,6 +11,10 @@ The registry holds
   (``RecognizerRegistry.add_recognizers_from_yaml``; the service reads its path from the
   ``MASKING_RECOGNIZERS_FILE`` setting).
 
+An organisation's own rules (``rules.py``) are not in the shared registry: ``Masker`` passes
+them to each ``analyze`` call as an ad-hoc recognizer (``RuleSetRecognizer``), so they apply to
+that organisation's logs only while the registry stays one per process.
+
 It runs on the ``no_op`` NLP engine: no spaCy model is loaded, and none is downloaded.
 
 Importing this module imports presidio (the server extra); the light client never does, and
@@ -45,6 +49,7 @@ from presidio_analyzer.predefined_recognizers import (
 
 from rootcause.masking.offsets import char_offsets
 from rootcause.masking.patterns import ENTITIES
+from rootcause.masking.rules import RuleSet
 from rootcause.masking.scanner import (
     Candidate,
     Database,
@@ -85,6 +90,34 @@ class HyperscanRecognizer(EntityRecognizer):
         return [
             RecognizerResult(c.entity, s, e, _SCORE, recognition_metadata={PRIORITY: c.priority})
             for c, (s, e) in zip(kept, offsets, strict=True)
+        ]
+
+
+class RuleSetRecognizer(EntityRecognizer):
+    """An organisation's terms and patterns (one small Hyperscan database) as a recognizer."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        super().__init__(
+            supported_entities=sorted(rules.entities),
+            name="OrganizationRulesRecognizer",
+            supported_language="en",
+        )
+
+    def load(self) -> None:
+        pass  # compiled with the RuleSet
+
+    def analyze(
+        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
+    ) -> list[RecognizerResult]:
+        # ``entities`` is what the registry supports, which an ad-hoc recognizer's types are
+        # not part of: every finding of the organisation's rules is wanted.
+        buf = text.encode("utf-8", "surrogatepass")
+        found = self.rules.find(buf)
+        offsets = char_offsets(text, buf, [(c.start, c.end) for c in found])
+        return [
+            RecognizerResult(c.entity, s, e, _SCORE, recognition_metadata={PRIORITY: c.priority})
+            for c, (s, e) in zip(found, offsets, strict=True)
         ]
 
 
