@@ -6,7 +6,7 @@ UV_VERSION := 0.13.9
 PORT ?= 8000
 SHARED ?= ../shared
 
-.PHONY: install lock check-client run worker beat test test-fast lint format eval bench clean
+.PHONY: install lock check-client run worker beat test test-fast lint format eval bench clean vscode
 
 # The marker file is rebuilt whenever the lock file changes, so `make run` installs only when needed.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -48,6 +48,13 @@ beat: install
 # started (and stopped) by tests/with_services.py. Extra pytest arguments: make test PYTEST_ARGS=...
 test: install
 	$(BIN)/python -m tests.with_services -- $(BIN)/pytest $(PYTEST_ARGS)
+
+# The VS Code extension (editors/vscode, docs/editors.md): dev dependencies from its lock, type check,
+# tests against the real client of .venv, and the .vsix. Needs Node.js 20 and npm.
+vscode: install
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error \
+		&& ROOTCAUSE_CLIENT=$(CURDIR)/$(BIN)/rootcause npm test \
+		&& npm run package
 
 lint: install
 	$(BIN)/ruff format --check .
