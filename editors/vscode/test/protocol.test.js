@@ -39,7 +39,8 @@ test.before(() => {
   );
 });
 
-test("the client is found in the repository's virtual environment", { skip }, () => {
+const venvSkip = fs.existsSync(path.join(repo, ".venv/bin/rootcause")) ? false : "no .venv in the repository";
+test("the client is found in the repository's virtual environment", { skip: venvSkip }, () => {
   const found = findClient({ configured: "", workspaceFolders: [repo], env: { PATH: "" } });
   assert.equal(found.how, "virtualenv");
   assert.equal(found.path, path.join(repo, ".venv/bin/rootcause"));
