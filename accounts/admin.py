@@ -2,12 +2,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts import services
-from accounts.models import ApiToken, Domain, Invitation, Membership, Organization, VerifiedEmail
+from accounts.models import (
+    ApiToken,
+    Domain,
+    Invitation,
+    MaskingRule,
+    Membership,
+    Organization,
+    VerifiedEmail,
+)
+from config.problems import ApplicationError
 
 
 class MembershipInline(admin.TabularInline):
@@ -90,3 +100,52 @@ class VerifiedEmailAdmin(admin.ModelAdmin):
     list_display = ("email", "user", "verified_at")
     search_fields = ("email",)
     raw_id_fields = ("user",)
+
+
+class MaskingRuleForm(forms.ModelForm):
+    """Checked by the service's rule (accounts.services.check_masking_rule), as the API is."""
+
+    label = forms.CharField(
+        required=False, max_length=40, help_text="ORG_TERM or ORG_PATTERN if empty."
+    )
+
+    class Meta:
+        model = MaskingRule
+        fields = ("organization", "kind", "value", "label")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        organization = data.get("organization")
+        if organization is not None and data.get("kind") and data.get("value"):
+            try:
+                rule = services.check_masking_rule(
+                    organization=organization,
+                    kind=data["kind"],
+                    value=data["value"],
+                    label=data.get("label") or "",
+                )
+            except ApplicationError as exc:
+                raise forms.ValidationError(exc.detail) from None
+            data["value"], data["label"] = rule.value, rule.label
+        return data
+
+
+@admin.register(MaskingRule)
+class MaskingRuleAdmin(admin.ModelAdmin):
+    """Add and delete; a rule is not edited in place (delete it and add the new one)."""
+
+    form = MaskingRuleForm
+    list_display = ("value", "kind", "label", "organization", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("value", "label", "organization__name")
+    raw_id_fields = ("organization",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        if obj is None:
+            return ("created_by", "created_at")
+        return ("organization", "kind", "value", "label", "created_by", "created_at")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)

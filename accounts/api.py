@@ -1,4 +1,5 @@
-"""The accounts API: who is calling, the organisation's members, invitations, domains, tokens.
+"""The accounts API: who is calling, the organisation's members, invitations, domains, masking
+rules, tokens.
 
 Managing the organisation is for people (owners and admins, members for reading the member
 list); an API token is refused with 403 whatever its scopes. Ids from another organisation
@@ -24,6 +25,8 @@ from accounts.serializers import (
     DomainSerializer,
     InvitationInputSerializer,
     InvitationSerializer,
+    MaskingRuleInputSerializer,
+    MaskingRuleSerializer,
     MemberRoleSerializer,
     MemberSerializer,
     MeSerializer,
@@ -233,6 +236,54 @@ class DomainDetailApi(APIView):
         actor = actor_of(request)
         domain = selectors.get_domain_for(actor, domain_id)
         services.remove_domain(actor=actor, domain=domain)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- Masking rules ----------------------------------------------------------------------------
+
+
+class MaskingRuleListApi(APIView):
+    @extend_schema(
+        operation_id="organization_masking_rules_list",
+        responses={200: paginated(MaskingRuleSerializer, "PaginatedMaskingRuleList"), **REFUSED},
+        description=(
+            "The organisation's own masking rules, earliest first: terms and patterns masked in "
+            "its diagnoses on top of the built-in types. Every member may read them."
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        rules = selectors.masking_rules_for(actor_of(request))
+        return _page(self, request, rules, MaskingRuleSerializer)
+
+    @extend_schema(
+        operation_id="organization_masking_rules_create",
+        request=MaskingRuleInputSerializer,
+        responses={201: MaskingRuleSerializer, 400: PROBLEM, 409: PROBLEM, **REFUSED},
+        description=(
+            "Add a masking rule: the organisation's next diagnoses mask it, as <LABEL_1>…, and "
+            "count it under its label in `masking`. A refused rule is a 400 "
+            "`invalid-masking-rule` whose detail names the problem (does not compile, matches "
+            "the empty string, too long, too many rules); a duplicate is a 409. Owners and "
+            "admins."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = MaskingRuleInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rule = services.add_masking_rule(actor=actor_of(request), **data.validated_data)
+        return Response(MaskingRuleSerializer(rule).data, status=status.HTTP_201_CREATED)
+
+
+class MaskingRuleDetailApi(APIView):
+    @extend_schema(
+        operation_id="organization_masking_rules_destroy",
+        responses={204: None, **NOT_FOUND},
+        description="Delete a masking rule: diagnoses from now on no longer mask it.",
+    )
+    def delete(self, request: Request, rule_id: uuid.UUID) -> Response:
+        actor = actor_of(request)
+        rule = selectors.get_masking_rule_for(actor, rule_id)
+        services.delete_masking_rule(actor=actor, rule=rule)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

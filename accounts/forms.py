@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 
 from accounts import selectors
 from accounts.actors import SCOPE_CHOICES
-from accounts.models import Membership
+from accounts.models import MaskingRule, Membership
 
 
 class SignupForm(forms.Form):
@@ -83,6 +83,16 @@ class RoleForm(forms.Form):
 
 class DomainForm(forms.Form):
     domain = forms.CharField(max_length=253, help_text="e.g. acme.com")
+
+
+class MaskingRuleForm(forms.Form):
+    """Shapes only: what a valid rule is, the service decides (rootcause.masking.rules)."""
+
+    kind = forms.ChoiceField(choices=MaskingRule.Kind.choices, initial=MaskingRule.Kind.TERM)
+    value = forms.CharField(label="Term or pattern", strip=False)
+    label = forms.CharField(
+        required=False, max_length=40, help_text="e.g. PROJECT_CODENAME; ORG_TERM if empty."
+    )
 
 
 class TokenForm(forms.Form):

@@ -164,3 +164,46 @@ class Domain(models.Model):
 
     def __str__(self) -> str:
         return self.domain
+
+
+class MaskingRule(models.Model):
+    """A term or pattern an organisation masks in its own logs, on top of the built-in types.
+
+    Validated by `rootcause.masking.rules` (`accounts.services.add_masking_rule`); the mask stage
+    reads them through `accounts.selectors.masking_rules_of`.
+    """
+
+    class Kind(models.TextChoices):
+        TERM = "term"
+        PATTERN = "pattern"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="masking_rules"
+    )
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # The entity type findings are counted and replaced under, upper-case (PROJECT_CODENAME).
+    label = models.CharField(max_length=40)
+    # As validated: a term stripped, a pattern as written. The length limit is a setting
+    # (MASKING_RULE_MAX_LENGTH), enforced by the service, so the column does not fix it.
+    value = models.TextField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Terms are also compared case-insensitively by the service (they match so).
+            models.UniqueConstraint(
+                fields=["organization", "kind", "value"], name="masking_rule_unique_value"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=["term", "pattern"]), name="masking_rule_kind_valid"
+            ),
+            models.CheckConstraint(condition=~Q(value=""), name="masking_rule_value_not_empty"),
+            models.CheckConstraint(condition=~Q(label=""), name="masking_rule_label_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.label}: {self.value}"

@@ -1,4 +1,5 @@
-"""Reads and access checks of accounts: people, organisations, invitations, domains, tokens."""
+"""Reads and access checks of accounts: people, organisations, invitations, domains, tokens,
+masking rules."""
 
 from __future__ import annotations
 
@@ -17,8 +18,17 @@ from django.utils import timezone
 from accounts import tokens
 from accounts.actors import MANAGER_ROLES, Actor
 from accounts.domains import domain_of, is_public_email_domain
-from accounts.models import ApiToken, Domain, Invitation, Membership, Organization, VerifiedEmail
+from accounts.models import (
+    ApiToken,
+    Domain,
+    Invitation,
+    MaskingRule,
+    Membership,
+    Organization,
+    VerifiedEmail,
+)
 from config.problems import ApplicationError
+from rootcause.masking.rules import Rule
 
 VERIFY_EMAIL_SALT = "accounts.verify-email"
 INVITATION_SALT = "accounts.invitation"
@@ -290,6 +300,41 @@ def get_token_for(actor: Actor, token_id: uuid.UUID | str) -> ApiToken:
     if token is None:
         raise Http404("No such token.")
     return token
+
+
+# --- Masking rules ----------------------------------------------------------------------------
+
+
+def masking_rules_for(actor: Actor) -> QuerySet[MaskingRule]:
+    """The organisation's masking rules, earliest first: every member may read them, since they
+    shape what the organisation's results show; tokens may not (as with the member list)."""
+    if actor.token is not None:
+        raise Forbidden("API tokens cannot read the organisation's masking rules.")
+    organization = require_organization(actor)
+    return (
+        MaskingRule.objects.filter(organization=organization)
+        .select_related("created_by")
+        .order_by("created_at", "id")
+    )
+
+
+def get_masking_rule_for(actor: Actor, rule_id: uuid.UUID | str) -> MaskingRule:
+    rule = _by_id(masking_rules_for(actor), "id", rule_id)
+    if rule is None:
+        raise Http404("No such masking rule.")
+    return rule
+
+
+def masking_rules_of(organization_id: uuid.UUID | None) -> list[Rule]:
+    """The rules the mask stage runs for a diagnosis of this organisation (None: a visitor's,
+    which has none), as the library takes them."""
+    if organization_id is None:
+        return []
+    rows = MaskingRule.objects.filter(organization_id=organization_id).order_by("created_at", "id")
+    return [
+        Rule(kind, value, label)  # type: ignore[arg-type]  # the kind column's choices
+        for kind, value, label in rows.values_list("kind", "value", "label")
+    ]
 
 
 def _by_id(queryset: QuerySet[Any], field: str, value: uuid.UUID | str) -> Any:

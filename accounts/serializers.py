@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from accounts import selectors
 from accounts.actors import ALL_SCOPES, Actor
-from accounts.models import ApiToken, Domain, Invitation, Membership
+from accounts.models import ApiToken, Domain, Invitation, MaskingRule, Membership
 
 SCOPES = sorted(ALL_SCOPES)
 # Owners are made by an owner once people have joined, never invited as such.
@@ -143,6 +143,45 @@ class DomainSerializer(serializers.Serializer[Domain]):
 
     def get_verified(self, domain: Domain) -> bool:
         return selectors.is_verified_domain(domain.domain, self.context["verified_domains"])
+
+
+# --- Masking rules ----------------------------------------------------------------------------
+
+
+class MaskingRuleInputSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=MaskingRule.Kind.choices)
+    # Lengths and syntax are the service's (rootcause.masking.rules and the settings): one rule
+    # for the API, the page and the admin, with a problem that names what is wrong.
+    value = serializers.CharField(
+        trim_whitespace=False,
+        help_text=(
+            "A term (literal, case-insensitive, matched where it does not touch a letter or "
+            "digit) or a pattern in Hyperscan syntax (PCRE without back-references or "
+            "look-around; must not match the empty string)."
+        ),
+    )
+    # Field.label (the form label) is an attribute of every field, so mypy sees an override;
+    # DRF collects declared fields before, so the API field named label is what it seems.
+    label = serializers.CharField(  # type: ignore[assignment]
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text=(
+            "The entity type findings are counted and replaced under, e.g. PROJECT_CODENAME; "
+            "ORG_TERM or ORG_PATTERN when empty."
+        ),
+    )
+
+
+class MaskingRuleSerializer(serializers.Serializer[MaskingRule]):
+    id = serializers.UUIDField()
+    kind = serializers.ChoiceField(choices=MaskingRule.Kind.choices)
+    label = serializers.CharField(  # type: ignore[assignment]  # as in the input serializer
+        help_text="The entity type it is masked and counted as."
+    )
+    value = serializers.CharField()
+    created_by = serializers.EmailField(source="created_by.email", allow_null=True)
+    created_at = serializers.DateTimeField()
 
 
 # --- API tokens -------------------------------------------------------------------------------

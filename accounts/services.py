@@ -1,5 +1,6 @@
 """Writes of accounts: sign-up, e-mail verification, organisations, members, invitations,
-domains and API tokens. Services that act for someone take the `Actor` and check its role."""
+domains, API tokens and masking rules. Services that act for someone take the `Actor` and
+check its role."""
 
 from __future__ import annotations
 
@@ -26,9 +27,18 @@ from django.utils import timezone
 from accounts import selectors, tokens
 from accounts.actors import ALL_SCOPES, Actor
 from accounts.domains import InvalidDomain, is_public_email_domain, normalize_domain
-from accounts.models import ApiToken, Domain, Invitation, Membership, Organization, VerifiedEmail
+from accounts.models import (
+    ApiToken,
+    Domain,
+    Invitation,
+    MaskingRule,
+    Membership,
+    Organization,
+    VerifiedEmail,
+)
 from accounts.selectors import Forbidden, InvalidLink
 from config.problems import ApplicationError, Conflict
+from rootcause.masking import rules as masking_rules
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +52,12 @@ RESEND_VERIFICATION_EVERY = 60
 class TooManyRequests(ApplicationError):
     status_code = 429
     title = "Too many requests"
+
+
+class InvalidMaskingRule(ApplicationError):
+    """A term or pattern refused by `rootcause.masking.rules`; the detail names the problem."""
+
+    title = "Invalid masking rule"
 
 
 def normalize_email(raw: str) -> str:
@@ -446,3 +462,68 @@ def record_token_use(*, token: ApiToken) -> None:
         return
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     token.last_used_at = now
+
+
+# --- Masking rules ----------------------------------------------------------------------------
+
+
+def check_masking_rule(
+    *, organization: Organization, kind: str, value: str, label: str = ""
+) -> masking_rules.Rule:
+    """The rule as it would be stored, or `InvalidMaskingRule`/`Conflict` saying why not.
+
+    One check for the API, the settings page and the admin: the library's validation (length,
+    compiles in Hyperscan, no empty match), the organisation's count limit, no duplicate, and
+    the whole set still compiling together.
+    """
+    try:
+        rule = masking_rules.validate_rule(
+            kind, value, label, max_length=settings.MASKING_RULE_MAX_LENGTH
+        )
+    except masking_rules.RuleError as exc:
+        raise InvalidMaskingRule(str(exc)) from None
+    existing = MaskingRule.objects.filter(organization=organization)
+    lookup = "value__iexact" if rule.kind == masking_rules.TERM else "value"
+    if existing.filter(kind=rule.kind, **{lookup: rule.value}).exists():
+        raise Conflict(f"The {rule.kind} {rule.value!r} is already a masking rule.")
+    limit = settings.MASKING_RULES_PER_ORGANIZATION
+    if existing.count() >= limit:
+        raise InvalidMaskingRule(
+            f"{organization.name} has {limit} masking rules, the most allowed: delete one first."
+        )
+    try:
+        masking_rules.validate_rules([*selectors.masking_rules_of(organization.pk), rule])
+    except masking_rules.RuleError as exc:
+        raise InvalidMaskingRule(str(exc)) from None
+    return rule
+
+
+@transaction.atomic
+def create_masking_rule(
+    *, organization: Organization, created_by: User | None, kind: str, value: str, label: str = ""
+) -> MaskingRule:
+    # The organisation row is locked so that two additions at once cannot pass the limit.
+    Organization.objects.select_for_update().get(pk=organization.pk)
+    rule = check_masking_rule(organization=organization, kind=kind, value=value, label=label)
+    return MaskingRule.objects.create(
+        organization=organization,
+        created_by=created_by,
+        kind=rule.kind,
+        value=rule.value,
+        label=rule.label,
+    )
+
+
+def add_masking_rule(*, actor: Actor, kind: str, value: str, label: str = "") -> MaskingRule:
+    """An owner or admin adds a rule; the organisation's next diagnoses are masked with it."""
+    organization = selectors.require_manager(actor)
+    return create_masking_rule(
+        organization=organization, created_by=actor.user, kind=kind, value=value, label=label
+    )
+
+
+def delete_masking_rule(*, actor: Actor, rule: MaskingRule) -> None:
+    organization = selectors.require_manager(actor)
+    if rule.organization_id != organization.pk:
+        raise Http404("No such masking rule.")
+    rule.delete()

@@ -80,6 +80,12 @@ urlpatterns = [
     path("settings/members/<uuid:member_id>/remove/", views.remove_member, name="remove-member"),
     path("settings/domains/", views.claim_domain, name="claim-domain"),
     path("settings/domains/<uuid:domain_id>/remove/", views.remove_domain, name="remove-domain"),
+    path("settings/masking-rules/", views.add_masking_rule, name="add-masking-rule"),
+    path(
+        "settings/masking-rules/<uuid:rule_id>/delete/",
+        views.delete_masking_rule,
+        name="delete-masking-rule",
+    ),
     path("settings/tokens/", views.create_token, name="create-token"),
     path("settings/tokens/<uuid:token_id>/revoke/", views.revoke_token, name="revoke-token"),
 ]

@@ -17,4 +17,10 @@ urlpatterns = [
     ),
     path("organization/domains", api.DomainListApi.as_view(), name="api-domains"),
     path("organization/domains/<uuid:domain_id>", api.DomainDetailApi.as_view(), name="api-domain"),
+    path("organization/masking-rules", api.MaskingRuleListApi.as_view(), name="api-masking-rules"),
+    path(
+        "organization/masking-rules/<uuid:rule_id>",
+        api.MaskingRuleDetailApi.as_view(),
+        name="api-masking-rule",
+    ),
 ]

@@ -33,6 +33,7 @@ from accounts.actors import SESSION_ORGANIZATION, Actor, actor_of
 from accounts.forms import (
     DomainForm,
     InvitationForm,
+    MaskingRuleForm,
     OrganizationForm,
     RoleForm,
     SignupForm,
@@ -185,6 +186,7 @@ def _settings_context(request: HttpRequest, actor: Actor, **extra: Any) -> dict[
             ),
             "invitation": InvitationForm(),
             "domain": DomainForm(),
+            "masking_rule": MaskingRuleForm(),
             "token": TokenForm(),
         },
         "role_choices": Membership.Role.choices,
@@ -192,6 +194,7 @@ def _settings_context(request: HttpRequest, actor: Actor, **extra: Any) -> dict[
     if actor.organization is not None:
         context["members"] = list(selectors.members_for(actor))
         context["owner_count"] = sum(m.role == "owner" for m in context["members"])
+        context["masking_rules"] = list(selectors.masking_rules_for(actor))
     if actor.manages_organization:
         now = timezone.now()
         verified = selectors.verified_manager_domains(selectors.require_manager(actor))
@@ -355,6 +358,31 @@ def remove_domain(request: HttpRequest, domain_id: uuid.UUID) -> HttpResponse:
         return f"{domain.domain} is no longer claimed."
 
     return _act(request, remove)
+
+
+@login_required
+@require_POST
+def add_masking_rule(request: HttpRequest) -> HttpResponse:
+    form = MaskingRuleForm(request.POST)
+    if not form.is_valid():
+        return _invalid(request, form)
+
+    def add(actor: Actor) -> str:
+        rule = services.add_masking_rule(actor=actor, **form.cleaned_data)
+        return f"The {rule.kind} {rule.value} is masked as {rule.label} from now on."
+
+    return _act(request, add)
+
+
+@login_required
+@require_POST
+def delete_masking_rule(request: HttpRequest, rule_id: uuid.UUID) -> HttpResponse:
+    def delete(actor: Actor) -> str:
+        rule = selectors.get_masking_rule_for(actor, rule_id)
+        services.delete_masking_rule(actor=actor, rule=rule)
+        return f"The {rule.kind} {rule.value} is no longer masked."
+
+    return _act(request, delete)
 
 
 @login_required

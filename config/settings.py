@@ -146,6 +146,9 @@ ROOTCAUSE_RAW_TTL_SECONDS = env_int("ROOTCAUSE_RAW_TTL_SECONDS", 3600, minimum=1
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():
     raise ImproperlyConfigured(f"MASKING_RECOGNIZERS_FILE={MASKING_RECOGNIZERS_FILE!r} is no file")
+# An organisation's own masking rules (terms and patterns; docs/masking.md): how many, how long.
+MASKING_RULES_PER_ORGANIZATION = env_int("MASKING_RULES_PER_ORGANIZATION", 200, minimum=0)
+MASKING_RULE_MAX_LENGTH = env_int("MASKING_RULE_MAX_LENGTH", 200, minimum=2)
 # How long a stage may hold a diagnosis before another worker or the sweeper may take it over.
 DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 300, minimum=1)
 # A diagnosis still queued or in a stage this long after its last progress is re-queued.
@@ -249,6 +252,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MemberRoleEnum": "accounts.models.Membership.Role",
         "InvitationRoleEnum": "accounts.serializers.INVITABLE_ROLES",
+        "MaskingRuleKindEnum": "accounts.models.MaskingRule.Kind",
     },
     # Every error response is documented as problem+json (the Problem component).
     "POSTPROCESSING_HOOKS": [

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 from django.conf import settings
 
+from accounts.selectors import masking_rules_of
 from billing_tiers.selectors import includes_fix_steps
 from diagnosis import services
 from diagnosis.selectors import stored_result
@@ -39,7 +40,13 @@ def run_mask(claim: services.Claim) -> bool:
     # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
     # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
     analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
-    masker = Masker(secret=services.masking_secret(diagnosis_id), analyzer=analyzer)
+    masker = Masker(
+        secret=services.masking_secret(diagnosis_id),
+        analyzer=analyzer,
+        # The organisation's own terms and patterns, for its diagnoses only (a visitor's has
+        # none); read when the stage runs, so a rule added after submission applies too.
+        rules=masking_rules_of(claim.diagnosis.organization_id),
+    )
 
     def masked_chunks() -> Iterator[bytes]:
         # Two passes over the staged log (store.read starts again each time): learn the user
