@@ -114,3 +114,20 @@ test("the service token lives in SecretStorage, never in settings", async () => 
   await vscode.commands.executeCommand("rootcause.clearToken");
   assert.equal(fake.state.secrets.has("rootcause.token"), false);
 });
+
+test("the shipped bundle (dist/extension.js) activates and registers the same commands", () => {
+  const bundled = require(path.join(root, "dist", "extension.js"));
+  bundled.activate(fake.fakeContext());
+  assert.deepEqual([...fake.state.commands.keys()].sort(), pkg.contributes.commands.map((c) => c.command).sort());
+});
+
+test("the panel's webview may run its script but load no local resources and no command URIs", async () => {
+  fake.state.settings["rootcause.path"] = fakeClient(`cat > /dev/null; echo '${JSON.stringify(minimalResult())}'; exit 1`);
+  ext.activate(fake.fakeContext());
+  vscode.window.activeTextEditor = fake.fakeEditor("/tmp/a.log", "boom\n");
+  await vscode.commands.executeCommand("rootcause.diagnoseFile");
+  const { options } = fake.state.panels[0];
+  assert.equal(options.enableScripts, true);
+  assert.deepEqual(options.localResourceRoots, []);
+  assert.equal(options.enableCommandUris, false);
+});
