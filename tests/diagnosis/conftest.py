@@ -17,13 +17,6 @@ from tests.catalogue import make_entry
 from tests.redis_namespace import delete_run_keys
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Registered here, beside its one test, rather than in pyproject.toml's list.
-    config.addinivalue_line(
-        "markers", "schemathesis: the API against its live OpenAPI document (schemathesis)"
-    )
-
-
 @pytest.fixture(autouse=True)
 def _staged_logs_do_not_outlive_the_test() -> Iterator[None]:
     """Redis is not rolled back with the test's transaction: a log staged by a request whose
