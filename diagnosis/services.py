@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor, actor_for_person
 from accounts.models import Organization
-from accounts.selectors import require_manager
+from accounts.selectors import masking_rules_of, require_manager
 from accounts.services import create_personal_organization
 from billing_tiers.selectors import entitlements_for_organization
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
@@ -237,7 +237,11 @@ def submit_diagnosis(
             ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS,
         )
         body_digest = hasher.hexdigest()
-        masker = Masker(secret=masking_secret(diagnosis_id))
+        # The file name and CI metadata are masked like the log, with the organisation's rules.
+        masker = Masker(
+            secret=masking_secret(diagnosis_id),
+            rules=masking_rules_of(actor.organization.pk if actor.organization else None),
+        )
         with transaction.atomic():
             # The quota ledger gets the key's digest too: no table holds the key itself.
             charge = charge_quota(actor=actor, reference=diagnosis_id, idempotency_key=key_digest)

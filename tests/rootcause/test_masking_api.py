@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from accounts.actors import actor_for_person
+from accounts.services import add_masking_rule
 from encyclopedia.services import load_catalogue
 from tests.catalogue import make_entry
 from tests.diagnosis.logs import OOM_LOG
@@ -130,3 +132,18 @@ def test_the_pipeline_masks_through_presidio_with_the_operators_recognizers(
     assert "bluebird" not in str(after)
     assert "<PROJECT_CODENAME>" in str(after["evidence"])
     assert after["masking"]["PROJECT_CODENAME"] >= 1
+
+
+def test_an_uploaded_file_name_is_masked_with_the_organisations_rules(acme_api, acme, alice):
+    add_masking_rule(actor=actor_for_person(alice), kind="term", value="bluebird", label="project")
+    name = "bluebird_run_7.log"
+
+    response = acme_api.post(
+        URL, {"file": SimpleUploadedFile(name, OOM_LOG.encode()), "job": "train-bluebird"}
+    )
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert "bluebird" not in body["filename"]
+    assert "<PROJECT_1>" in body["filename"]
+    assert "bluebird" not in body["job"]
