@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -16,6 +19,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
 from accounts.actors import actor_of
+from billing_tiers.entitlements import entitlements_for, upgrade_from
 from billing_tiers.selectors import quota_status
 from config.problems import ApplicationError
 from diagnosis import selectors, services
@@ -24,6 +28,7 @@ from diagnosis.intake import gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.selectors import HistoryFilters
+from diagnosis.stages import STAGES
 from encyclopedia.selectors import list_entries
 
 
@@ -33,10 +38,41 @@ def _result_url(submission: services.Submission) -> str:
     return f"{url}?key={submission.access_key}" if submission.access_key else url
 
 
+# Sample logs for "No log to hand? Try one": copies of logs of tests/logs, produced by real code.
+SAMPLES_DIR = Path(__file__).resolve().parent / "static" / "diagnosis" / "samples"
+_SAMPLE_NAME_RE = re.compile(r"^[a-z0-9-]{1,64}$")
+
+
+def _sample_text(name: str) -> str:
+    """A shipped sample log by its name (the file name without `.log`), or "" if there is none."""
+    if not _SAMPLE_NAME_RE.match(name):
+        return ""
+    path = SAMPLES_DIR / f"{name}.log"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def paste_context(request: HttpRequest) -> dict[str, Any]:
+    """What the paste box shows beside it: today's allowance, the tier that would raise it, and
+    how long results are kept (the numbers from settings)."""
+    actor = actor_of(request)
+    entitlements = entitlements_for(actor)
+    tier = entitlements.tier.value
+    return {
+        "quota": quota_status(actor, entitlements=entitlements),
+        "upgrade": upgrade_from(entitlements),
+        "signed_in": not actor.is_anonymous,
+        "anonymous_hours": settings.ANONYMOUS_RESULT_HOURS,
+        "history_days": settings.TIER_HISTORY_DAYS.get(tier),
+        "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
+    }
+
+
 def home(request: HttpRequest) -> HttpResponse:
     """The form, for everyone: visitors diagnose within the anonymous allowance."""
     actor = actor_of(request)
-    form = DiagnoseForm()
+    # `?sample=<name>` fills the box with a sample log: "Try one" works without JavaScript.
+    sample = _sample_text(request.GET.get("sample", ""))
+    form = DiagnoseForm(initial={"log_text": sample} if sample else None)
     status = 200
     headers: dict[str, str] = {}
     if request.method == "POST":
@@ -59,7 +95,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 return redirect(_result_url(submission))
         else:
             status = 400
-    context = {"form": form, "quota": quota_status(actor), "signed_in": not actor.is_anonymous}
+    context = {"form": form, **paste_context(request)}
     response = render(request, "diagnosis/home.html", context, status=status)
     for header, value in headers.items():  # a 429's Retry-After and RateLimit-*
         response[header] = value
@@ -106,14 +142,31 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
     if not key and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     diagnosis = selectors.get_diagnosis_for(actor_of(request), diagnosis_id, key=key)
+    result = selectors.diagnosis_result(diagnosis)
+    permalink = reverse("diagnosis-detail", args=[diagnosis.id])
+    poll_url = reverse("api-diagnosis-detail", args=[diagnosis.id]) + "?wait=2"
+    if key:
+        permalink += f"?key={key}"
+        poll_url += f"&key={key}"
+    labels = {"queued": "Waiting for a worker", **{s.status.value: s.label for s in STAGES}}
     return render(
         request,
         "diagnosis/detail.html",
         {
             "diagnosis": diagnosis,
-            "result": selectors.diagnosis_result(diagnosis),
+            "result": result,
             "active": diagnosis.status in Diagnosis.ACTIVE_STATUSES,
             "anonymous": diagnosis.organization_id is None,
+            "stage_label": labels.get(diagnosis.status, ""),
+            "stages": [(s.status.value, s.label) for s in STAGES],
+            # The page's script polls the API and shows these labels (json_script escapes them).
+            "progress_config": {"url": poll_url, "labels": labels},
+            "permalink": request.build_absolute_uri(permalink),
+            "ranks": sorted(result.ranks, key=lambda r: r.rank) if result else [],
+            # A rank can fail first by saying nothing (it hung): the table still names it.
+            "silent_initiator": result is not None
+            and result.initiating_rank is not None
+            and all(r.rank != result.initiating_rank for r in result.ranks),
         },
     )
 

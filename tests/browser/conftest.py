@@ -1,0 +1,97 @@
+"""Browser tests: Playwright driving Debian's Chromium against Django's live server.
+
+No browser is ever downloaded: the tests launch `/usr/bin/chromium` (`apt-get install chromium`;
+`.ci/run` installs it) and are skipped, saying so, where it is missing. The live server runs the
+pipeline eagerly in its own thread (the tests' settings), so a diagnosis is done by the time the
+form's redirect lands; `test_progress` puts a row back into a stage to watch the page follow it.
+
+Screenshots of each page at desktop and phone widths go to `test-output/browser/` (gitignored),
+for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "browser"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+# Playwright's sync API runs an event loop in this thread, and Django refuses ORM calls from a
+# thread with a running loop; the tests' own ORM calls (fixtures, checks) are synchronous anyway.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: `apt-get install chromium` to run the browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def site(live_server: Any, catalogue: Any) -> str:
+    """The live server's URL, with the shipped catalogue loaded (the samples match it)."""
+    return str(live_server.url)
+
+
+@pytest.fixture
+def page(browser: Any, site: str) -> Iterator[Any]:
+    context = browser.new_context(base_url=site, viewport=DESKTOP)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def screenshot(page: Any, name: str) -> None:
+    """The page at desktop and phone widths, full length, under test-output/browser/."""
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^a-z0-9-]+", "-", name.lower())
+    size = page.viewport_size
+    for label, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(viewport)
+        page.screenshot(path=str(OUTPUT / f"{safe}-{label}.png"), full_page=True)
+        if label == "phone":
+            # Usable at 390 px: nothing wider than the screen makes the page scroll sideways.
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= viewport["width"], f"{name} is {width} px wide on a phone"
+    page.set_viewport_size(size)
+
+
+def assert_accessible(page: Any) -> None:
+    """axe-core (bundled by axe-playwright-python) finds no violation on the page."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()
