@@ -124,6 +124,12 @@ class Diagnosis(models.Model):
         indexes = [
             # The history list: one organisation's diagnoses, newest first.
             models.Index(fields=["organization", "-created_at"], name="diagnosis_org_history"),
+            # The recurrence figures (diagnosis.recurrence.recurrences_for): one organisation's
+            # diagnoses of each failure class, aggregated over created_at and ranked by it.
+            models.Index(
+                fields=["organization", "failure_slug", "created_at"],
+                name="diagnosis_org_class_recurrence",
+            ),
             # The sweeper: active diagnoses whose last progress is older than a deadline.
             models.Index(fields=["status", "updated_at"], name="diagnosis_status_updated"),
             # The purge: visitors' diagnoses past their link's lifetime.

@@ -18,9 +18,27 @@ from rest_framework import serializers
 
 from diagnosis import selectors
 from diagnosis.models import Diagnosis
+from diagnosis.recurrence import recurrence_of
 from diagnosis.selectors import HistoryFilters
 from diagnosis.services import JobMetadata
 from rootcause.result import DiagnosisResult, as_json
+
+
+class RecentDiagnosisSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    created_at = serializers.DateTimeField()
+
+
+class RecurrenceSerializer(serializers.Serializer):
+    """How often one failure class has been seen in the organisation."""
+
+    failure_slug = serializers.CharField(help_text="The failure class.")
+    first_seen = serializers.DateTimeField(help_text="Its first diagnosis in the organisation.")
+    last_seen = serializers.DateTimeField(help_text="Its latest diagnosis.")
+    last_7_days = serializers.IntegerField(help_text="Diagnoses of the class in the last 7 days.")
+    last_30_days = serializers.IntegerField(help_text="Diagnoses in the last 30 days.")
+    total = serializers.IntegerField(help_text="Diagnoses of the class kept in the history.")
+    recent = RecentDiagnosisSerializer(many=True, help_text="Its latest diagnoses, newest first.")
 
 
 class DiagnosisSerializer(serializers.Serializer):
@@ -54,6 +72,14 @@ class DiagnosisSerializer(serializers.Serializer):
         ),
     )
 
+    recurrence = RecurrenceSerializer(
+        required=False,
+        help_text=(
+            "An organisation's finished diagnosis of a failure class only: how often the "
+            "organisation has seen that class (diagnosis.recurrence)."
+        ),
+    )
+
     def to_representation(self, instance: Diagnosis) -> dict[str, Any]:
         body = dict(super().to_representation(instance))
         if instance.status != Diagnosis.Status.FAILED:
@@ -65,6 +91,9 @@ class DiagnosisSerializer(serializers.Serializer):
         result = selectors.diagnosis_result(instance)
         if result is not None:
             body.update(as_json(result))
+        found = recurrence_of(instance) if instance.status == Diagnosis.Status.DONE else None
+        if found is not None:
+            body["recurrence"] = RecurrenceSerializer(found).data
         return body
 
 

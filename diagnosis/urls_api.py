@@ -1,6 +1,6 @@
 from django.urls import path
 
-from diagnosis import api
+from diagnosis import api, api_failures
 
 urlpatterns = [
     path("diagnoses", api.DiagnosisListApi.as_view(), name="api-diagnoses"),
@@ -9,4 +9,5 @@ urlpatterns = [
         api.DiagnosisDetailApi.as_view(),
         name="api-diagnosis-detail",
     ),
+    path("failures", api_failures.FailureListApi.as_view(), name="api-failures"),
 ]
