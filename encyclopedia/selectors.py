@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from billing_tiers.selectors import entitlements_for
 from config.problems import PayloadTooLarge
 from encyclopedia.models import CatalogueVersion, Entry
 from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
-from rootcause.result import SearchMatch
+from rootcause.result import EvidenceLine, SearchMatch
 
 if TYPE_CHECKING:
     from rootcause.engine import Engine
@@ -142,4 +143,79 @@ def search_entries(text: str, *, limit: int = 10) -> list[SearchMatch]:
         )
     if not text.strip():
         return []
-    return current_engine().search(text, limit=limit)
+    found = current_engine().search(text, limit=limit)
+    seen = {match.slug for match in found}
+    # The fingerprints are case-sensitive and want error text; a reader also types keywords
+    # ("NCCL timeout") or pastes a line in another case. Those find entries by their title, slug,
+    # tags and signatures, after the fingerprints' matches.
+    for match in _text_matches(text):
+        if len(found) >= limit:
+            break
+        if match.slug not in seen:
+            seen.add(match.slug)
+            found.append(match)
+    return found
+
+
+_WORD_RE = re.compile(r"[a-z0-9_.]+")
+# Keyword search is for a short query; a longer text is error text, matched by signature.
+KEYWORD_QUERY_MAX_CHARS = 120
+# Lines of pasted text compared with the signatures (the engine has read all of them already).
+SIGNATURE_SCAN_LINES = 2000
+
+
+# A pasted line shorter than this is too common to point to an entry by itself.
+SIGNATURE_MIN_CHARS = 24
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _normal(line: str) -> str:
+    """A line compared without case and numbers (sizes, pids and ranks differ from run to run)."""
+    return _NUMBER_RE.sub("#", line.strip().lower())
+
+
+def _text_matches(text: str) -> list[SearchMatch]:
+    """Entries found case-insensitively: every keyword of a short query in the entry's title,
+    slug, category, tags or signatures, or a signature inside a pasted line."""
+    _, entries = current_catalogue()
+    matches: list[SearchMatch] = []
+    query = text.strip()
+    words = _WORD_RE.findall(query.lower())
+    keyword_query = "\n" not in query and len(query) <= KEYWORD_QUERY_MAX_CHARS and words
+    lines = text.splitlines()[:SIGNATURE_SCAN_LINES]
+    normal_lines = [_normal(line) for line in lines]
+    for entry in entries:
+        title = str(entry.get("title", ""))
+        signatures = [str(s) for s in entry.get("signatures", [])]
+        if keyword_query:
+            fields = [title, entry["slug"].replace("-", " "), str(entry.get("category", ""))]
+            fields += [str(t).replace("-", " ") for t in entry.get("tags", [])]
+            haystack = " ".join(fields + signatures).lower()
+            if all(word in haystack for word in words):
+                # Shown as the lines that matched: the title, and the signatures naming a word.
+                shown = [title] + [s for s in signatures if any(w in s.lower() for w in words)]
+                in_title = all(word in f"{title} {entry['slug']}".lower() for word in words)
+                matches.append(
+                    SearchMatch(
+                        slug=entry["slug"],
+                        title=title,
+                        score=0.5 if in_title else 0.3,
+                        lines=[EvidenceLine(line=1, text=t) for t in shown[:3]],
+                    )
+                )
+                continue
+        stems = [_normal(sig) for sig in signatures]
+        hits = [
+            EvidenceLine(line=number, text=lines[number - 1])
+            for number, line in enumerate(normal_lines, start=1)
+            if len(line) >= SIGNATURE_MIN_CHARS
+            and any(
+                stem[:60] in line or line in stem
+                for stem in stems
+                if len(stem) >= SIGNATURE_MIN_CHARS
+            )
+        ]
+        if hits:
+            matches.append(SearchMatch(slug=entry["slug"], title=title, score=0.4, lines=hits[:6]))
+    matches.sort(key=lambda m: -m.score)
+    return matches

@@ -11,6 +11,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
 from accounts.actors import actor_of
+from billing_tiers.entitlements import entitlements_for, upgrade_from
+from billing_tiers.selectors import quota_status
 from config.problems import ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.serializers import MemoryEstimateInputSerializer
@@ -35,9 +37,33 @@ def index(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _paste_box(request: HttpRequest) -> dict[str, Any]:
+    """What the page's paste box shows beside it (the same as the home page's)."""
+    actor = actor_of(request)
+    entitlements = entitlements_for(actor)
+    return {
+        "quota": quota_status(actor, entitlements=entitlements),
+        "upgrade": upgrade_from(entitlements),
+        "signed_in": not actor.is_anonymous,
+        "anonymous_hours": settings.ANONYMOUS_RESULT_HOURS,
+        "history_days": settings.TIER_HISTORY_DAYS.get(entitlements.tier.value),
+        "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
+        "evaluation_days": settings.EVALUATION_DAYS,
+        "scale_daily": settings.TIER_DAILY_DIAGNOSES["scale"],
+    }
+
+
 def entry(request: HttpRequest, slug: str) -> HttpResponse:
     row = selectors.get_entry(slug)
     allowed = selectors.can_see_fix(actor_of(request))
+    related = selectors.related_entries(row)
+    # With their category and severity, in one query.
+    details = {
+        e.slug: e
+        for e in selectors.list_entries()
+        .filter(slug__in=[r.slug for r in related])
+        .only("slug", "title", "category", "severity")
+    }
     return render(
         request,
         "encyclopedia/entry.html",
@@ -45,9 +71,10 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
             "entry": row,
             "data": selectors.visible_fields(row.data, can_see_fix=allowed),
             "locked": selectors.locked_fields(row.data, can_see_fix=allowed),
-            "related": selectors.related_entries(row),
+            "related": [details.get(r.slug, r) for r in related],
             "signup_url": _signup_url(request.path),
             "login_url": f"{settings.LOGIN_URL}?{urlencode({'next': request.path})}",
+            **_paste_box(request),
         },
     )
 
