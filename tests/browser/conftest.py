@@ -91,7 +91,8 @@ def screenshot(page: Any, name: str) -> None:
 
 def assert_accessible(page: Any) -> None:
     """axe-core (bundled by axe-playwright-python) finds no violation on the page."""
-    from axe_playwright_python.sync_playwright import Axe
+    # axe-playwright-python ships no type information.
+    from axe_playwright_python.sync_playwright import Axe  # type: ignore[import-untyped]
 
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_report()
