@@ -74,6 +74,12 @@ def page(browser: Any, site: str) -> Iterator[Any]:
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
+# The elements that stick out of the screen on the right, to say what to fix.
+WIDER_THAN_SCREEN = """[...document.querySelectorAll("body *")]
+  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5)
+  .slice(0, 5).map(e => e.tagName + (e.id ? "#" + e.id : "") + "." + e.className)"""
+
+
 def screenshot(page: Any, name: str) -> None:
     """The page at desktop and phone widths, full length, under test-output/browser/."""
     OUTPUT.mkdir(parents=True, exist_ok=True)
@@ -85,7 +91,8 @@ def screenshot(page: Any, name: str) -> None:
         if label == "phone":
             # Usable at 390 px: nothing wider than the screen makes the page scroll sideways.
             width = page.evaluate("document.documentElement.scrollWidth")
-            assert width <= viewport["width"], f"{name} is {width} px wide on a phone"
+            wide = page.evaluate(WIDER_THAN_SCREEN) if width > viewport["width"] else []
+            assert width <= viewport["width"], f"{name} is {width} px wide on a phone: {wide}"
     page.set_viewport_size(size)
 
 
