@@ -174,6 +174,10 @@ TIER_HISTORY_DAYS = {
 }
 # How long a visitor's result stays reachable by its link.
 ANONYMOUS_RESULT_HOURS = env_int("ANONYMOUS_RESULT_HOURS", 24, minimum=1)
+# The service's public address, for links in alerts (the result page of a diagnosis).
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
+# Webhooks may reach private, loopback and link-local addresses: for tests and local trials only.
+WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", default=False)
 # Days the quota ledger (per-day counters and charges) is kept before the daily purge.
 QUOTA_LEDGER_DAYS = env_int("QUOTA_LEDGER_DAYS", 35, minimum=2)
 EVALUATION_DAYS = env_int("EVALUATION_DAYS", 14, minimum=1)

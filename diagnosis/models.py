@@ -149,3 +149,95 @@ class Diagnosis(models.Model):
         host leaves a placeholder that leads nowhere)."""
         url = self.run_url
         return url if url.startswith(("https://", "http://")) and "<" not in url else ""
+
+
+class Webhook(models.Model):
+    """An organisation's endpoint for alerts on finished diagnoses, with its filters."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    url = models.URLField(max_length=500)
+    # The Standard Webhooks signing secret (`whsec_` + base64): shown once, needed to sign.
+    secret = models.CharField(max_length=100)
+    # Filters; empty or zero means "any".
+    category = models.CharField(max_length=64, blank=True)
+    failure_slug = models.SlugField(max_length=100, blank=True)
+    min_confidence = models.FloatField(default=0.0)
+    first_occurrence_only = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(min_confidence__gte=0, min_confidence__lte=1),
+                name="webhook_min_confidence_fraction",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.url} ({self.organization_id})"
+
+
+class WebhookDelivery(models.Model):
+    """The outbox: one event for one endpoint, written in the transaction that finishes the
+    diagnosis, then sent (and retried) by a task until it is delivered or given up."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        FAILED = "failed"  # given up: a 4xx other than 429, a refused address, or a day passed
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    # Null for a test event.
+    diagnosis = models.ForeignKey(Diagnosis, on_delete=models.CASCADE, null=True, blank=True)
+    event_type = models.CharField(max_length=32)
+    payload: models.JSONField[Any] = models.JSONField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Exactly one alert per finished diagnosis and endpoint, however often the completion
+            # or the outbox write runs.
+            models.UniqueConstraint(
+                fields=["diagnosis", "webhook"],
+                condition=models.Q(diagnosis__isnull=False),
+                name="webhook_delivery_once_per_diagnosis",
+            ),
+        ]
+        indexes = [
+            # The delivery log of one endpoint, newest first.
+            models.Index(fields=["webhook", "-created_at"], name="webhook_delivery_log"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} → {self.webhook_id} ({self.state})"
+
+
+class DeliveryAttempt(models.Model):
+    """One HTTP attempt of a delivery, for the delivery log admins read."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    delivery = models.ForeignKey(
+        WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log"
+    )
+    attempted_at = models.DateTimeField(auto_now_add=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    # Why there was no answer (a timeout, a refused address), never a secret.
+    error = models.CharField(max_length=255, blank=True)
+    # The first bytes of the receiver's answer.
+    response_excerpt = models.CharField(max_length=500, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.delivery_id}: {self.status_code or self.error}"

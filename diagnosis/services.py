@@ -28,6 +28,7 @@ from accounts.services import create_personal_organization
 from billing_tiers.selectors import entitlements_for_organization
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
 from config.problems import ApplicationError, Conflict, PayloadTooLarge, Unprocessable
+from diagnosis.alerts import enqueue_alerts
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest, idempotency_key_digest
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
@@ -425,9 +426,13 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
     }
     if next_status == Status.DONE:
         values["finished_at"] = values["updated_at"]
-    changed = Diagnosis.objects.filter(
-        id=claim.diagnosis.id, status=claim.diagnosis.status, lease_token=claim.token
-    ).update(**values)
+    with transaction.atomic():
+        changed = Diagnosis.objects.filter(
+            id=claim.diagnosis.id, status=claim.diagnosis.status, lease_token=claim.token
+        ).update(**values)
+        if changed == 1 and next_status == Status.DONE:
+            # The alerts' outbox rows commit with the status, or neither does.
+            enqueue_alerts(claim.diagnosis.id)
     return changed == 1
 
 

@@ -12,7 +12,7 @@ import logging
 from celery import Task, shared_task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
-from diagnosis import services
+from diagnosis import alerts, services
 from diagnosis.stages import STAGES, Stage
 from workers.pipeline import RUNNERS, StageError
 
@@ -78,3 +78,22 @@ def sweep_stuck_diagnoses() -> int:
 def purge_expired_diagnoses() -> int:
     """Visitors' results past their link's lifetime, organisations' past their tier's history."""
     return services.purge_expired_diagnoses()
+
+
+@shared_task(
+    name="workers.tasks.deliver_webhook",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=60,
+    time_limit=90,
+)
+def deliver_webhook(delivery_id: str) -> None:
+    """Sends one outbox row; on a timeout, a 5xx or a 429, again later with backoff and jitter.
+
+    The next attempt is a new message with a countdown rather than a Celery retry: the service
+    bounds the attempts (a day after the event), and the outbox row, not the message, holds the
+    state, so a lost message is at worst a delivery the redeliver action sends again.
+    """
+    wait = alerts.attempt_delivery(delivery_id=delivery_id)
+    if wait is not None:
+        deliver_webhook.apply_async(args=(delivery_id,), countdown=wait)

@@ -1,0 +1,384 @@
+"""Alerts on finished diagnoses: organisation webhooks, the outbox and its delivery.
+
+The outbox row (`WebhookDelivery`) is written in the transaction that marks the diagnosis done
+(`enqueue_alerts`, called by `services.complete_stage`), one per endpoint whose filters match;
+a unique constraint on (diagnosis, webhook) makes a second completion write nothing. After commit
+the task `workers.tasks.deliver_webhook` (named, not imported) sends it through
+`attempt_delivery`, which signs it the Standard Webhooks way, records the attempt and says whether
+and when to try again. Receivers deduplicate by `webhook-id`, which is the delivery's id: a task
+that re-runs after a worker died sends the same id.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+import logging
+import random
+import secrets
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import celery
+import httpx
+from django.conf import settings
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+from standardwebhooks import Webhook as Signer
+
+from accounts.actors import Actor
+from accounts.models import Organization
+from accounts.selectors import Forbidden, require_manager
+from billing_tiers.models import Tier
+from billing_tiers.selectors import entitlements_for, entitlements_for_organization
+from config.problems import ApplicationError
+from diagnosis.models import DeliveryAttempt, Diagnosis, Webhook, WebhookDelivery
+from diagnosis.recurrence import recurrence_of
+from diagnosis.selectors import stored_result
+from rootcause.result import as_json
+
+logger = logging.getLogger(__name__)
+
+DELIVER_TASK = "workers.tasks.deliver_webhook"
+EVENT_DIAGNOSIS_DONE = "diagnosis.done"
+EVENT_TEST = "webhook.test"
+# Retries: exponential from BACKOFF_FIRST_SECONDS, capped, with jitter; none after GIVE_UP_AFTER.
+BACKOFF_FIRST_SECONDS = 10.0
+BACKOFF_MAX_SECONDS = 3600.0
+GIVE_UP_AFTER = timedelta(days=1)
+TIMEOUT_SECONDS = 10.0
+MAX_REDIRECTS = 3
+EXCERPT_CHARS = 500
+
+
+# --- Endpoints ----------------------------------------------------------------------------------
+
+
+def _require_alerts(organization: Organization, actor: Actor | None = None) -> None:
+    entitled = entitlements_for(actor) if actor else entitlements_for_organization(organization)
+    if not entitled.alerts:
+        raise Forbidden(
+            f"Alerts come with the {Tier.SCALE.label} tier "
+            f"(this organisation is on {entitled.tier.label})."
+        )
+
+
+def webhooks_for(actor: Actor) -> QuerySet[Webhook]:
+    """The organisation's endpoints: owners and admins, on a tier with alerts."""
+    organization = require_manager(actor)
+    _require_alerts(organization, actor)
+    return Webhook.objects.filter(organization=organization).order_by("created_at")
+
+
+def get_webhook_for(actor: Actor, webhook_id: uuid.UUID | str) -> Webhook:
+    try:
+        return webhooks_for(actor).get(id=webhook_id)
+    except (Webhook.DoesNotExist, ValueError):
+        raise Http404("No such webhook.") from None
+
+
+def get_delivery_for(
+    actor: Actor, webhook_id: uuid.UUID | str, delivery_id: uuid.UUID | str
+) -> WebhookDelivery:
+    webhook = get_webhook_for(actor, webhook_id)
+    try:
+        return webhook.deliveries.get(id=delivery_id)
+    except (WebhookDelivery.DoesNotExist, ValueError):
+        raise Http404("No such delivery.") from None
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+@dataclass(frozen=True)
+class WebhookFilters:
+    category: str = ""
+    failure_slug: str = ""
+    min_confidence: float = 0.0
+    first_occurrence_only: bool = False
+
+
+def create_webhook(*, actor: Actor, url: str, filters: WebhookFilters) -> Webhook:
+    """A new endpoint with a generated secret (the caller shows it once)."""
+    organization = require_manager(actor)
+    _require_alerts(organization, actor)
+    if urlsplit(url).scheme not in ("http", "https"):
+        raise ApplicationError("A webhook URL is http or https.")
+    return Webhook.objects.create(
+        organization=organization,
+        url=url,
+        secret=new_secret(),
+        category=filters.category,
+        failure_slug=filters.failure_slug,
+        min_confidence=filters.min_confidence,
+        first_occurrence_only=filters.first_occurrence_only,
+        created_by=actor.user,
+    )
+
+
+def delete_webhook(*, actor: Actor, webhook: Webhook) -> None:
+    require_manager(actor)
+    webhook.delete()
+
+
+# --- The outbox ---------------------------------------------------------------------------------
+
+
+def site_link(path: str) -> str:
+    return urljoin(settings.SITE_URL.rstrip("/") + "/", path.lstrip("/"))
+
+
+def diagnosis_payload(diagnosis: Diagnosis) -> dict[str, Any]:
+    """The event body: the typed result (masked text only; the fix only if the tier includes it,
+    as the result stored it) and the fields a receiver routes on."""
+    result = stored_result(diagnosis)
+    data: dict[str, Any] = {"diagnosis_id": str(diagnosis.id), "link": ""}
+    data["link"] = site_link(f"/diagnoses/{diagnosis.id}/")
+    if result is not None:
+        full = as_json(result)
+        data.update(
+            failure=full.get("failure"),
+            root_cause=full.get("root_cause"),
+            initiating_rank=full.get("initiating_rank"),
+            collateral=full.get("collateral", []),
+            remediation=full.get("remediation"),
+            result=full,
+        )
+    return {
+        "type": EVENT_DIAGNOSIS_DONE,
+        "timestamp": timezone.now().isoformat(),
+        "data": data,
+    }
+
+
+def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: dict[str, Any]) -> bool:
+    failure = payload["data"].get("failure") or {}
+    if webhook.failure_slug and webhook.failure_slug != diagnosis.failure_slug:
+        return False
+    if webhook.category and webhook.category != failure.get("category"):
+        return False
+    if webhook.min_confidence and float(failure.get("confidence") or 0) < webhook.min_confidence:
+        return False
+    if webhook.first_occurrence_only:
+        seen = recurrence_of(diagnosis)
+        # The diagnosis itself is one occurrence: first means the only one.
+        if not diagnosis.failure_slug or (seen is not None and seen.total > 1):
+            return False
+    return True
+
+
+def enqueue_alerts(diagnosis_id: uuid.UUID | str) -> int:
+    """Writes the outbox rows for a diagnosis that has just finished, in the caller's transaction,
+    and enqueues their delivery after commit. Running it twice writes nothing more."""
+    diagnosis = Diagnosis.objects.filter(id=diagnosis_id).first()
+    if diagnosis is None or diagnosis.organization_id is None:
+        return 0  # a visitor's diagnosis alerts nobody
+    webhooks = list(Webhook.objects.filter(organization_id=diagnosis.organization_id))
+    if not webhooks or not entitlements_for_organization(diagnosis.organization).alerts:
+        return 0
+    payload = diagnosis_payload(diagnosis)
+    rows = [
+        WebhookDelivery(
+            organization_id=diagnosis.organization_id,
+            webhook=webhook,
+            diagnosis=diagnosis,
+            event_type=EVENT_DIAGNOSIS_DONE,
+            payload=payload,
+        )
+        for webhook in webhooks
+        if _matches(webhook, diagnosis, payload)
+    ]
+    if not rows:
+        return 0
+    WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
+    # ignore_conflicts leaves the ids of rows it skipped unknown: read back what exists.
+    pending = list(
+        WebhookDelivery.objects.filter(
+            diagnosis=diagnosis, state=WebhookDelivery.State.PENDING, attempts=0
+        ).values_list("id", flat=True)
+    )
+    for delivery_id in pending:
+        _enqueue_delivery(delivery_id)
+    return len(pending)
+
+
+def _enqueue_delivery(delivery_id: uuid.UUID, countdown: float = 0) -> None:
+    signature = celery.signature(DELIVER_TASK, args=(str(delivery_id),))
+    transaction.on_commit(lambda: signature.apply_async(countdown=countdown))
+
+
+def send_test_event(*, actor: Actor, webhook: Webhook) -> WebhookDelivery:
+    require_manager(actor)
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.create(
+            organization=webhook.organization,
+            webhook=webhook,
+            event_type=EVENT_TEST,
+            payload={
+                "type": EVENT_TEST,
+                "timestamp": timezone.now().isoformat(),
+                "data": {"webhook_id": str(webhook.id), "link": site_link("/")},
+            },
+        )
+        _enqueue_delivery(delivery.id)
+    return delivery
+
+
+def redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Sends a delivery again, whatever became of it: same body, same `webhook-id`, a fresh day."""
+    require_manager(actor)
+    with transaction.atomic():
+        WebhookDelivery.objects.filter(id=delivery.id).update(
+            state=WebhookDelivery.State.PENDING, created_at=timezone.now(), finished_at=None
+        )
+        _enqueue_delivery(delivery.id)
+    delivery.refresh_from_db()
+    return delivery
+
+
+# --- Sending ------------------------------------------------------------------------------------
+
+
+class RefusedAddress(Exception):
+    """The URL's host resolves to an address we do not send to."""
+
+
+def check_destination(url: str) -> None:
+    """Refuses a URL whose host resolves to a private, loopback, link-local or otherwise
+    non-public address (unless WEBHOOKS_ALLOW_PRIVATE_ADDRESSES), so a webhook cannot reach
+    inside our network. Every address the name resolves to must be public."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RefusedAddress("not an http(s) URL")
+    if settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES:
+        return
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise RefusedAddress("the host name does not resolve") from None
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if not address.is_global or address.is_multicast:
+            raise RefusedAddress(f"{parts.hostname} resolves to a non-public address")
+
+
+def signed_headers(webhook: Webhook, message_id: str, body: str) -> dict[str, str]:
+    now = timezone.now()
+    return {
+        "content-type": "application/json",
+        "user-agent": "rootcause-webhooks",
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Signer(webhook.secret).sign(message_id, now, body),
+    }
+
+
+@dataclass(frozen=True)
+class Sent:
+    status_code: int | None
+    excerpt: str
+    error: str
+    latency_ms: int
+
+
+def _send(url: str, body: str, headers: dict[str, str]) -> Sent:
+    """One POST, following redirects by hand so that every hop's address is checked."""
+    started = time.monotonic()
+
+    def elapsed() -> int:
+        return int((time.monotonic() - started) * 1000)
+
+    try:
+        with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+            for _ in range(MAX_REDIRECTS + 1):
+                check_destination(url)
+                response = client.post(url, content=body.encode(), headers=headers)
+                location = response.headers.get("location")
+                if response.is_redirect and location:
+                    url = urljoin(url, location)
+                    continue
+                return Sent(response.status_code, response.text[:EXCERPT_CHARS], "", elapsed())
+            return Sent(None, "", "too many redirects", elapsed())
+    except RefusedAddress as exc:
+        return Sent(None, "", f"refused: {exc}", elapsed())
+    except httpx.TimeoutException:
+        return Sent(None, "", "timed out", elapsed())
+    except httpx.HTTPError as exc:
+        return Sent(None, "", f"no answer ({type(exc).__name__})", elapsed())
+
+
+def _retryable(sent: Sent) -> bool:
+    if sent.error.startswith(("refused", "too many")):
+        return False
+    if sent.status_code is None:
+        return True  # a timeout or a connection error
+    return sent.status_code >= 500 or sent.status_code == 429
+
+
+def backoff_seconds(attempts: int) -> float:
+    """Exponential in the attempts made, capped, with full jitter over its upper half."""
+    ceiling = min(BACKOFF_MAX_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** max(attempts - 1, 0))
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+def attempt_delivery(*, delivery_id: uuid.UUID | str) -> float | None:
+    """Sends a pending delivery once and records the attempt. Returns the seconds to wait before
+    the next attempt, or None when there is none to make (delivered, given up, not pending)."""
+    delivery = (
+        WebhookDelivery.objects.select_related("webhook")
+        .filter(id=delivery_id, state=WebhookDelivery.State.PENDING)
+        .first()
+    )
+    if delivery is None:
+        return None
+    body = json.dumps(delivery.payload, separators=(",", ":"))
+    sent = _send(
+        delivery.webhook.url, body, signed_headers(delivery.webhook, str(delivery.id), body)
+    )
+    now = timezone.now()
+    delivered = sent.status_code is not None and 200 <= sent.status_code < 300
+    given_up = not delivered and (
+        not _retryable(sent) or now - delivery.created_at >= GIVE_UP_AFTER
+    )
+    with transaction.atomic():
+        DeliveryAttempt.objects.create(
+            organization_id=delivery.organization_id,
+            delivery=delivery,
+            status_code=sent.status_code,
+            latency_ms=sent.latency_ms,
+            error=sent.error[:255],
+            response_excerpt=sent.excerpt,
+        )
+        state = (
+            WebhookDelivery.State.DELIVERED
+            if delivered
+            else WebhookDelivery.State.FAILED
+            if given_up
+            else WebhookDelivery.State.PENDING
+        )
+        WebhookDelivery.objects.filter(id=delivery.id).update(
+            attempts=delivery.attempts + 1,
+            state=state,
+            finished_at=None if state == WebhookDelivery.State.PENDING else now,
+        )
+    if state != WebhookDelivery.State.PENDING:
+        if given_up:
+            logger.warning("webhook delivery %s given up: %s", delivery.id, sent.status_code)
+        return None
+    return backoff_seconds(delivery.attempts + 1)
+
+
+def deliveries_for(actor: Actor, webhook: Webhook) -> QuerySet[WebhookDelivery]:
+    """The delivery log of an endpoint, newest first, with each attempt."""
+    require_manager(actor)
+    return webhook.deliveries.order_by("-created_at").prefetch_related("attempt_log")

@@ -1,0 +1,162 @@
+"""Organisation webhooks for alerts (Scale): endpoints, their delivery log, test and redeliver.
+
+Owners and admins only; on another tier every call is 403 naming the tier that unlocks alerts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.actors import actor_of
+from diagnosis import alerts
+from diagnosis.models import DeliveryAttempt, Webhook, WebhookDelivery
+
+PROBLEM = OpenApiResponse(description="problem+json")
+ERRORS: dict[int, Any] = {401: PROBLEM, 403: PROBLEM, 404: PROBLEM}
+
+
+class WebhookSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Webhook
+        fields = [
+            "id",
+            "url",
+            "category",
+            "failure_slug",
+            "min_confidence",
+            "first_occurrence_only",
+            "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+        extra_kwargs = {
+            "min_confidence": {"min_value": 0.0, "max_value": 1.0},
+            "category": {"help_text": "Only failures of this category; empty for any."},
+            "failure_slug": {"help_text": "Only this failure class; empty for any."},
+            "first_occurrence_only": {
+                "help_text": "Only the first diagnosis of a class in the organisation."
+            },
+        }
+
+
+class CreatedWebhookSerializer(WebhookSerializer):
+    secret = serializers.CharField(
+        help_text="The Standard Webhooks signing secret (`whsec_…`); shown once, in this answer."
+    )
+
+    class Meta(WebhookSerializer.Meta):
+        fields = [*WebhookSerializer.Meta.fields, "secret"]
+
+
+class AttemptSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeliveryAttempt
+        fields = ["attempted_at", "status_code", "latency_ms", "error", "response_excerpt"]
+
+
+class DeliverySerializer(serializers.ModelSerializer):
+    attempts = AttemptSerializer(many=True, source="attempt_log")
+
+    class Meta:
+        model = WebhookDelivery
+        fields = ["id", "event_type", "diagnosis", "state", "created_at", "finished_at", "attempts"]
+
+
+class WebhookListApi(APIView):
+    @extend_schema(
+        operation_id="webhooks_list",
+        responses={200: WebhookSerializer(many=True), **ERRORS},
+        description="The organisation's webhooks (owners and admins, Scale tier).",
+    )
+    def get(self, request: Request) -> Response:
+        webhooks = alerts.webhooks_for(actor_of(request))
+        return Response(WebhookSerializer(webhooks, many=True).data)
+
+    @extend_schema(
+        operation_id="webhooks_create",
+        request=WebhookSerializer,
+        responses={201: CreatedWebhookSerializer, 400: PROBLEM, **ERRORS},
+        description=(
+            "Add an endpoint. Each finished diagnosis that passes its filters is POSTed to it, "
+            "signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, "
+            "`webhook-signature`) with the `secret` of this answer, which is not shown again."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        actor = actor_of(request)
+        alerts.webhooks_for(actor)  # the role and the tier, before the body
+        data = WebhookSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        webhook = alerts.create_webhook(
+            actor=actor,
+            url=fields["url"],
+            filters=alerts.WebhookFilters(
+                category=fields.get("category", ""),
+                failure_slug=fields.get("failure_slug", ""),
+                min_confidence=fields.get("min_confidence", 0.0),
+                first_occurrence_only=fields.get("first_occurrence_only", False),
+            ),
+        )
+        return Response(CreatedWebhookSerializer(webhook).data, status=201)
+
+
+class WebhookDetailApi(APIView):
+    @extend_schema(
+        operation_id="webhooks_destroy",
+        responses={204: None, **ERRORS},
+        description="Remove an endpoint and its delivery log.",
+    )
+    def delete(self, request: Request, webhook_id: str) -> Response:
+        actor = actor_of(request)
+        alerts.delete_webhook(actor=actor, webhook=alerts.get_webhook_for(actor, webhook_id))
+        return Response(status=204)
+
+
+class WebhookDeliveriesApi(APIView):
+    @extend_schema(
+        operation_id="webhooks_deliveries_list",
+        responses={200: DeliverySerializer(many=True), **ERRORS},
+        description="The endpoint's last 100 deliveries, newest first, with every attempt.",
+    )
+    def get(self, request: Request, webhook_id: str) -> Response:
+        actor = actor_of(request)
+        webhook = alerts.get_webhook_for(actor, webhook_id)
+        deliveries = alerts.deliveries_for(actor, webhook)[:100]
+        return Response(DeliverySerializer(deliveries, many=True).data)
+
+
+class WebhookTestApi(APIView):
+    @extend_schema(
+        operation_id="webhooks_test",
+        request=None,
+        responses={202: DeliverySerializer, **ERRORS},
+        description="Send a `webhook.test` event to the endpoint now.",
+    )
+    def post(self, request: Request, webhook_id: str) -> Response:
+        actor = actor_of(request)
+        delivery = alerts.send_test_event(
+            actor=actor, webhook=alerts.get_webhook_for(actor, webhook_id)
+        )
+        delivery.refresh_from_db()
+        return Response(DeliverySerializer(delivery).data, status=202)
+
+
+class DeliveryRedeliverApi(APIView):
+    @extend_schema(
+        operation_id="webhooks_deliveries_redeliver",
+        request=None,
+        responses={202: DeliverySerializer, **ERRORS},
+        description="Send a delivery again: the same body and `webhook-id`.",
+    )
+    def post(self, request: Request, webhook_id: str, delivery_id: str) -> Response:
+        actor = actor_of(request)
+        delivery = alerts.redeliver(
+            actor=actor, delivery=alerts.get_delivery_for(actor, webhook_id, delivery_id)
+        )
+        return Response(DeliverySerializer(delivery).data, status=202)

@@ -1,0 +1,329 @@
+"""Alerts through the outbox, against a real local HTTP server: signatures a Standard Webhooks
+library verifies, retries on 5xx, no retry on other 4xx, private-address refusal, the delivery
+log, the test and redeliver actions, one outbox row per diagnosis and endpoint, and the API's
+roles, tier and tenancy."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+import standardwebhooks
+from django.db import transaction
+
+from accounts.actors import actor_for_person
+from accounts.services import claim_domain, mark_email_verified
+from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
+from diagnosis import alerts
+from diagnosis.models import Diagnosis, WebhookDelivery
+from tests.diagnosis.logs import OOM_LOG
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/webhooks"
+
+
+class Receiver:
+    """A local HTTP server answering each POST with the next scripted status (200 when the script
+    is used up) and keeping what it received."""
+
+    def __init__(self) -> None:
+        self.script: list[int] = []
+        self.received: list[tuple[str, dict[str, str], bytes]] = []
+        self.redirect_to = ""
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                receiver.received.append((self.path, dict(self.headers.items()), body))
+                if self.path == "/moved" and receiver.redirect_to:
+                    self.send_response(307)
+                    self.send_header("Location", receiver.redirect_to)
+                    self.end_headers()
+                    return
+                status = receiver.script.pop(0) if receiver.script else 200
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(f"answer {status}".encode())
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = True
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def acme_scale(acme: Any, alice: Any) -> Any:
+    mark_email_verified(user=alice)
+    claim_domain(actor=actor_for_person(alice, acme.pk), domain="acme.example")
+    code = issue_evaluation_codes(count=1)[0].code
+    redeem_evaluation_code(actor=actor_for_person(alice, acme.pk), code=code)
+    return acme
+
+
+def _client(user: Any) -> Any:
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def alice_api(alice: Any, acme: Any) -> Any:
+    return _client(alice)
+
+
+def _webhook(client: Any, url: str, **filters: Any) -> dict[str, Any]:
+    response = client.post(URL, {"url": url, **filters}, format="json")
+    assert response.status_code == 201, response.content
+    return dict(response.json())
+
+
+def _diagnose(client: Any, capture: Any) -> str:
+    with capture(execute=True):
+        response = client.post("/api/v1/diagnoses", OOM_LOG, content_type="text/plain")
+    assert response.status_code == 202, response.content
+    return str(response.json()["id"])
+
+
+def test_a_finished_diagnosis_is_posted_signed_with_its_result(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    hook = _webhook(alice_api, f"{receiver.url}/hook")
+    assert hook["secret"].startswith("whsec_")
+
+    diagnosis_id = _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    ((path, headers, body),) = receiver.received
+    assert path == "/hook"
+    headers = {k.lower(): v for k, v in headers.items()}
+    event = standardwebhooks.Webhook(hook["secret"]).verify(body, headers)
+    assert event["type"] == "diagnosis.done"
+    data = event["data"]
+    assert data["diagnosis_id"] == diagnosis_id
+    assert data["failure"]["slug"] == "optimizer-state-oom"
+    assert data["root_cause"]
+    assert data["remediation"]  # Scale includes the fix
+    assert data["link"].endswith(f"/diagnoses/{diagnosis_id}/")
+    assert "alice@acme.example" not in body.decode()
+    with pytest.raises(standardwebhooks.WebhookVerificationError):
+        standardwebhooks.Webhook(alerts.new_secret()).verify(body, headers)
+
+    log = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    assert [(d["state"], d["diagnosis"]) for d in log] == [("delivered", diagnosis_id)]
+    (attempt,) = log[0]["attempts"]
+    assert attempt["status_code"] == 200
+    assert attempt["response_excerpt"] == "answer 200"
+    assert attempt["latency_ms"] >= 0
+
+
+def test_retries_on_5xx_and_429_then_succeeds(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    hook = _webhook(alice_api, receiver.url)
+    receiver.script = [500, 429, 503]
+
+    _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    assert len(receiver.received) == 4
+    assert len({h["webhook-id"] for _, h, _ in receiver.received}) == 1  # one message, retried
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    assert delivery["state"] == "delivered"
+    assert [a["status_code"] for a in delivery["attempts"]] == [500, 429, 503, 200]
+
+
+def test_another_4xx_is_not_retried(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    hook = _webhook(alice_api, receiver.url)
+    receiver.script = [404]
+
+    _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    assert len(receiver.received) == 1
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    assert delivery["state"] == "failed"
+
+
+def test_backoff_grows_with_jitter_and_a_day_old_delivery_is_given_up(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    first = [alerts.backoff_seconds(1) for _ in range(50)]
+    assert all(5 <= s <= 10 for s in first)
+    assert len(set(first)) > 1
+    assert 20 <= alerts.backoff_seconds(3) <= 40
+    assert alerts.backoff_seconds(30) <= alerts.BACKOFF_MAX_SECONDS
+
+    hook = _webhook(alice_api, receiver.url)
+    receiver.script = [500]
+    delivery = alerts.send_test_event(
+        actor=actor_for_person(acme_scale.memberships.first().user, acme_scale.pk),
+        webhook=alerts.Webhook.objects.get(id=hook["id"]),
+    )
+    from django.utils import timezone
+
+    WebhookDelivery.objects.filter(id=delivery.id).update(
+        created_at=timezone.now() - alerts.GIVE_UP_AFTER
+    )
+    assert alerts.attempt_delivery(delivery_id=delivery.id) is None
+    delivery.refresh_from_db()
+    assert delivery.state == "failed"
+
+
+def test_private_loopback_and_link_local_addresses_are_refused(
+    acme_scale, alice_api, receiver, settings, django_capture_on_commit_callbacks
+):
+    hook = _webhook(alice_api, receiver.url)
+    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
+
+    _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    assert receiver.received == []
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    assert delivery["state"] == "failed"
+    assert delivery["attempts"][0]["error"].startswith("refused")
+    for url in (
+        "http://localhost/",
+        "http://10.1.2.3/",
+        "http://192.168.0.1/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/",
+        "http://[fe80::1]/",
+    ):
+        with pytest.raises(alerts.RefusedAddress):
+            alerts.check_destination(url)
+
+
+def test_every_redirect_hop_is_checked_and_followed_by_hand(
+    acme_scale, alice_api, receiver, monkeypatch
+):
+    checked: list[str] = []
+    check = alerts.check_destination
+
+    def recording(url: str) -> None:
+        checked.append(url)
+        check(url)
+
+    monkeypatch.setattr(alerts, "check_destination", recording)
+    receiver.redirect_to = f"{receiver.url}/final"
+
+    sent = alerts._send(f"{receiver.url}/moved", "{}", {"content-type": "application/json"})
+
+    assert sent.status_code == 200
+    assert checked == [f"{receiver.url}/moved", f"{receiver.url}/final"]
+    assert [path for path, _, _ in receiver.received] == ["/moved", "/final"]
+
+
+def test_one_outbox_row_per_diagnosis_and_endpoint_even_when_completion_runs_twice(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    _webhook(alice_api, receiver.url)
+    _webhook(alice_api, f"{receiver.url}/second")
+    diagnosis_id = _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        assert alerts.enqueue_alerts(diagnosis_id) == 0
+
+    assert WebhookDelivery.objects.filter(diagnosis_id=diagnosis_id).count() == 2
+    assert len(receiver.received) == 2
+
+
+def test_filters_choose_which_diagnoses_alert(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    _webhook(alice_api, f"{receiver.url}/nccl", failure_slug="nccl-timeout")
+    _webhook(alice_api, f"{receiver.url}/sure", min_confidence=0.999)
+    _webhook(alice_api, f"{receiver.url}/first", first_occurrence_only=True)
+    _webhook(alice_api, f"{receiver.url}/memory", category="memory")
+
+    _diagnose(alice_api, django_capture_on_commit_callbacks)
+    _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    paths = [path for path, _, _ in receiver.received]
+    assert paths.count("/first") == 1
+    assert "/nccl" not in paths
+    assert "/sure" not in paths
+    category = Diagnosis.objects.filter(organization=acme_scale)[0].result["failure"]
+    assert paths.count("/memory") == (2 if category["category"] == "memory" else 0)
+
+
+def test_test_event_and_redeliver(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    hook = _webhook(alice_api, receiver.url)
+    receiver.script = [404]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tested = alice_api.post(f"{URL}/{hook['id']}/test")
+    assert tested.status_code == 202
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    assert delivery["state"] == "failed"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        again = alice_api.post(f"{URL}/{hook['id']}/deliveries/{delivery['id']}/redeliver")
+    assert again.status_code == 202
+
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    assert delivery["state"] == "delivered"
+    assert [a["status_code"] for a in delivery["attempts"]] == [404, 200]
+    events = [json.loads(body)["type"] for _, _, body in receiver.received]
+    assert events == ["webhook.test", "webhook.test"]
+    assert receiver.received[0][1]["webhook-id"] == receiver.received[1][1]["webhook-id"]
+
+
+def test_webhooks_are_for_owners_and_admins_of_their_own_organisation(
+    acme_scale, alice_api, bob, charlie, umbrella, receiver
+):
+    hook = _webhook(alice_api, receiver.url)
+    listed = alice_api.get(URL).json()
+    assert [h["id"] for h in listed] == [hook["id"]]
+    assert "secret" not in listed[0]
+
+    assert _client(bob).get(URL).status_code == 403
+    assert _client(bob).post(URL, {"url": receiver.url}, format="json").status_code == 403
+    outsider = _client(charlie)
+    assert outsider.delete(f"{URL}/{hook['id']}").status_code in (403, 404)
+    assert outsider.get(f"{URL}/{hook['id']}/deliveries").status_code in (403, 404)
+    assert alice_api.delete(f"{URL}/{hook['id']}").status_code == 204
+    assert alice_api.get(URL).json() == []
+
+
+def test_alerts_are_scale_only_and_the_refusal_names_the_tier(alice_api, acme, receiver):
+    response = alice_api.post(URL, {"url": receiver.url}, format="json")
+
+    assert response.status_code == 403
+    assert "Scale" in response.json()["detail"]
+
+
+def test_an_organisation_off_scale_gets_no_alerts(
+    acme, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    from diagnosis.models import Webhook
+
+    Webhook.objects.create(organization=acme, url=receiver.url, secret=alerts.new_secret())
+
+    _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    assert receiver.received == []
+    assert not WebhookDelivery.objects.exists()
