@@ -126,7 +126,7 @@ class Masker:
             self._ad_hoc = [RuleSetRecognizer(self._rules)]
         self._numbers: dict[str, dict[bytes, int]] = {}
         self._counts: Counter[str] = Counter()
-        self._in_private_key = False
+        self._in_private_key = 0  # bytes an open key block may still run for
         self._learned: dict[bytes, str] = {}
         self._learned_db: Database | None = None
         self._learned_dirty = False
@@ -160,8 +160,8 @@ class Masker:
             return chunk
         # surrogatepass: a str built from arbitrary input must round-trip, not raise.
         buf = chunk.encode("utf-8", "surrogatepass")
-        continued = self._in_private_key
-        keys, self._in_private_key = find_private_keys(buf, continued)
+        continued = self._in_private_key > 0
+        keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
         candidates = self._find(chunk, buf)
         self._learn(buf, candidates)
         if self._learned_dirty:

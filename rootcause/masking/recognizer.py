@@ -81,7 +81,7 @@ class HyperscanRecognizer(EntityRecognizer):
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
     ) -> list[RecognizerResult]:
         buf = text.encode("utf-8", "surrogatepass")
-        keys, _ = find_private_keys(buf, in_key=False)
+        keys, _ = find_private_keys(buf, in_key=0)
         kept = resolve(find_candidates(buf), keys)
         kept += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
         wanted = set(entities) if entities else set(ENTITIES)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
@@ -124,10 +125,10 @@ def find_candidates(buf: bytes, specs: tuple[Spec, ...] = SPECS) -> list[Candida
 def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:
     """The candidate an anchor at [start, end) stands for, if its confirmation and validator
     hold (a list of none or one)."""
-    line_end = buf.find(b"\n", end)
-    if line_end == -1:
-        line_end = len(buf)
-    m = spec.confirm.match(buf, start, max(end, min(line_end, start + _CONFIRM_WINDOW)))
+    # Bounded: searching to the end of a long line for every candidate was quadratic.
+    limit = max(end, start + _CONFIRM_WINDOW)
+    line_end = buf.find(b"\n", end, limit)
+    m = spec.confirm.match(buf, start, limit if line_end == -1 else max(end, line_end))
     if m is None:
         return []
     vstart, vend = m.span("v")
@@ -163,35 +164,60 @@ def find_learned(buf: bytes, db: Database, entities: tuple[str, ...]) -> list[Ca
     return found
 
 
-def find_private_keys(buf: bytes, in_key: bool) -> tuple[list[tuple[int, int]], bool]:
-    """Spans of private-key bodies, and whether a block is still open at the end of ``buf``.
+# A PEM private-key body is at most a few KiB (an 8192-bit RSA key in PKCS#8 is ~6.5 KiB of
+# base64, more with a logger's prefix on every line). A BEGIN with no END within this many
+# bytes is closed here, at the end of that line: an unterminated block must not swallow the
+# rest of the log (the error below it is what the diagnosis needs).
+MAX_PRIVATE_KEY_BYTES = 32 * 1024
+_KEY_LINE_SLACK = 4096
+
+
+def _key_body_end(buf: bytes, start: int, budget: int) -> tuple[int, int]:
+    """Where a body that starts at ``start`` with ``budget`` bytes left ends in ``buf``, and
+    the budget left if it runs on into the next chunk (0: closed)."""
+    limit = start + budget
+    end = PRIVATE_KEY_END.search(buf, start, min(len(buf), limit + _KEY_LINE_SLACK))
+    if end is not None and end.start() <= limit:
+        return end.start(), 0
+    if limit >= len(buf):
+        return len(buf), limit - len(buf)
+    # Out of budget: finish the line it ran out on (a bounded look), so no half line shows.
+    newline = buf.find(b"\n", limit, limit + _KEY_LINE_SLACK)
+    return (limit if newline == -1 else newline), 0
+
+
+def find_private_keys(buf: bytes, in_key: int) -> tuple[list[tuple[int, int]], int]:
+    """Spans of private-key bodies, and the budget of a block still open at the end of ``buf``
+    (bytes it may still run for in the next chunk; 0 when none is open).
 
     The BEGIN/END markers stay (they say a key was there); the body between them is replaced.
-    A block split across chunks is carried by ``in_key``.
+    A block split across chunks is carried by ``in_key``; a block never runs for more than
+    ``MAX_PRIVATE_KEY_BYTES`` without its END.
     """
     spans: list[tuple[int, int]] = []
     pos = 0
     if in_key:
-        m = PRIVATE_KEY_END.search(buf)
-        if m is None:
-            return ([(0, len(buf))] if buf else []), True
-        if m.start() > 0:
-            spans.append((0, m.start()))
-        pos = m.end()
+        body_end, left = _key_body_end(buf, 0, in_key)
+        if body_end > 0:
+            spans.append((0, body_end))
+        if left:
+            return spans, left
+        end = PRIVATE_KEY_END.match(buf, body_end)
+        pos = end.end() if end is not None else body_end
     while True:
         i = buf.find(b"-----BEGIN ", pos)
         if i == -1:
-            return spans, False
+            return spans, 0
         begin = PRIVATE_KEY_BEGIN.match(buf, i)
         if begin is None:
             pos = i + 11
             continue
-        end = PRIVATE_KEY_END.search(buf, begin.end())
-        if end is None:
-            spans.append((begin.end(), len(buf)))
-            return spans, True
-        spans.append((begin.end(), end.start()))
-        pos = end.end()
+        body_end, left = _key_body_end(buf, begin.end(), MAX_PRIVATE_KEY_BYTES)
+        spans.append((begin.end(), body_end))
+        if left:
+            return spans, left
+        end = PRIVATE_KEY_END.match(buf, body_end)
+        pos = end.end() if end is not None else body_end
 
 
 _START, _END, _PRIORITY = attrgetter("start"), attrgetter("end"), attrgetter("priority")
@@ -200,9 +226,14 @@ _START, _END, _PRIORITY = attrgetter("start"), attrgetter("end"), attrgetter("pr
 def resolve(candidates: list[Candidate], protected: list[tuple[int, int]]) -> list[Candidate]:
     """Non-overlapping spans: leftmost first, then longest, then the more specific pattern."""
     if protected:
-        candidates = [
-            c for c in candidates if not any(c.start < pe and ps < c.end for ps, pe in protected)
-        ]
+        # protected spans are sorted and disjoint: one bisect per candidate, not a scan of all.
+        starts = [ps for ps, _ in protected]
+        kept_out = []
+        for c in candidates:
+            i = bisect_left(starts, c.end) - 1  # the last span starting before c ends
+            if i < 0 or protected[i][1] <= c.start:
+                kept_out.append(c)
+        candidates = kept_out
     # Three stable sorts on C-level keys: by start, then the longest, then the most specific.
     # One sort with a Python key function cost four times as much on logs with 10^4 findings.
     candidates.sort(key=_PRIORITY)
