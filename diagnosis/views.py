@@ -28,7 +28,7 @@ from diagnosis.intake import gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.selectors import HistoryFilters
-from diagnosis.stages import STAGES
+from diagnosis.stages import STAGES, stages_from
 from encyclopedia.selectors import list_entries
 
 
@@ -136,6 +136,19 @@ def history(request: HttpRequest) -> HttpResponse:
     return render(request, "diagnosis/history.html", context)
 
 
+def _stage_list(status: str) -> list[tuple[str, str, str]]:
+    """(status, label, "done", "current" or "") for each stage, for a diagnosis in `status`."""
+    ahead = {stage.status for stage in stages_from(status)}
+    return [
+        (
+            stage.status.value,
+            stage.label,
+            "current" if stage.status == status else "" if stage.status in ahead else "done",
+        )
+        for stage in STAGES
+    ]
+
+
 def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
     """An organisation's diagnosis for its members; a visitor's for whoever holds its link."""
     key = request.GET.get("key", "")
@@ -158,7 +171,7 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
             "active": diagnosis.status in Diagnosis.ACTIVE_STATUSES,
             "anonymous": diagnosis.organization_id is None,
             "stage_label": labels.get(diagnosis.status, ""),
-            "stages": [(s.status.value, s.label) for s in STAGES],
+            "stages": _stage_list(diagnosis.status),
             # The page's script polls the API and shows these labels (json_script escapes them).
             "progress_config": {"url": poll_url, "labels": labels},
             "permalink": request.build_absolute_uri(permalink),

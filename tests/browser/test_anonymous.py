@@ -45,6 +45,7 @@ def test_the_result_page_follows_the_stages_live(page: Any) -> None:
     page.reload()
     page.locator("#stage-label", has_text="Matching the log against the catalogue").wait_for()
     assert page.locator("#progress-bar").get_attribute("value") == "40"
+    assert page.locator("#stages li[aria-current=step]").inner_text().startswith("Matching")
     screenshot(page, "progress")
     assert_accessible(page)
 
@@ -53,6 +54,14 @@ def test_the_result_page_follows_the_stages_live(page: Any) -> None:
     Diagnosis.objects.filter(id=diagnosis_id).update(status="done", progress=100)
     page.locator("#failure").wait_for()
     assert "Optimizer" in page.locator("#failure").inner_text()
+
+    # A failure on our side is said in words, with what to do next.
+    Diagnosis.objects.filter(id=diagnosis_id).update(status="failed", failure_reason="Timeout")
+    page.reload()
+    failed = page.get_by_role("alert")
+    assert "failed on our side" in failed.inner_text()
+    assert "Try again" in failed.inner_text()
+    assert "not counted" in failed.inner_text()
 
 
 def test_the_fourth_diagnosis_of_the_day_is_refused_with_the_reset_time(page: Any) -> None:
