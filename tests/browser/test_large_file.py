@@ -48,3 +48,35 @@ def test_a_large_file_is_reduced_to_its_evidence_before_upload(page: Any) -> Non
     # Only the evidence went up: empty lines for the rest, far below the file's size.
     assert bodies
     assert max(bodies) < len(log) // 4, (max(bodies), len(log))
+
+
+def test_a_file_above_the_server_limit_is_never_uploaded_whole(page: Any, settings: Any) -> None:
+    settings.ROOTCAUSE_MAX_LOG_BYTES = 256 * 1024  # the live server runs in this process
+    posts: list[int] = []
+    page.on(
+        "request",
+        lambda r: posts.append(len(r.post_data_buffer or b"")) if r.method == "POST" else None,
+    )
+    page.goto("/")
+    # Compressed, it cannot be reduced in the page: it is refused before any upload.
+    page.locator("#id_log_file").set_input_files(
+        files=[{"name": "train.log.gz", "mimeType": "application/gzip", "buffer": b"x" * 300_000}]
+    )
+    assert "above the 256.0 KB limit" in page.locator("#selection").inner_text()
+    page.get_by_role("button", name="Diagnose").click()
+    page.wait_for_timeout(300)
+    assert posts == []
+    assert page.url.endswith("/")
+
+    # Plain text above the limit (and below the usual threshold) is reduced to its evidence.
+    healthy = "".join(f"[04:00:{n % 60:02d}] step {n} loss 2.21 tok/s 187k\n" for n in range(9000))
+    log = (healthy + SAMPLE.read_text()).encode()
+    assert len(log) > 256 * 1024
+    page.locator("#id_log_file").set_input_files(
+        files=[{"name": "train.log", "mimeType": "text/plain", "buffer": log}]
+    )
+    page.locator("#selection").filter(has_text="lines will be sent").wait_for()
+    page.get_by_role("button", name="Diagnose").click()
+    page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+    assert "NCCL" in page.locator("#failure").inner_text()
+    assert max(posts) < 256 * 1024

@@ -95,11 +95,12 @@
     if (!file) { note.textContent = ""; return; }
     box.value = "";
     var gz = /\.gz$/i.test(file.name);
-    if (gz || file.size <= extractAbove) {
+    // A plain file above the server's limit is always reduced: it is never uploaded whole.
+    if (gz || (file.size <= extractAbove && file.size <= maxBytes)) {
       if (file.size > maxBytes) {
         form.dataset.blocked = "1";
         note.textContent = file.name + " is " + size(file.size) + ": above the " + size(maxBytes) +
-          " limit. Decompress it and choose it again, so that only its evidence is sent.";
+          " limit and compressed. Decompress it and choose it again: the page then sends only its evidence.";
         return;
       }
       note.textContent = file.name + " (" + size(file.size) + ") will be sent whole.";
