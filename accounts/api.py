@@ -13,7 +13,6 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,6 +35,7 @@ from accounts.serializers import (
     TokenSerializer,
     paginated,
 )
+from config.pagination import LimitOffsetPagination
 
 PROBLEM = OpenApiResponse(description="problem+json")
 REFUSED = {401: PROBLEM, 403: PROBLEM}

@@ -8,13 +8,13 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.actors import actor_of
+from config.pagination import LimitOffsetPagination
 from config.problems import PROBLEM_CONTENT_TYPE, ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.models import Entry

@@ -1,0 +1,85 @@
+"""Pagination for every list endpoint: parameters validated (400 problem+json) and capped.
+
+DRF's own classes turn `limit=abc` into the default and pass `limit=100000000000000000000` or a
+huge `offset` on to the database, which fails with a 500 (an integer out of range in SQL). Here a
+value that is not a whole number in range is the caller's error, named in the problem; `limit`
+and `page_size` above the maximum are capped to it, as DRF documents `max_limit`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import pagination
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+
+MAX_PAGE_SIZE = 100
+# OFFSET past this is no page anyone reads, and 32-bit signed is what every backend takes.
+MAX_OFFSET = 2**31 - 1
+# A whole number is at most this many digits before int() is asked to parse it.
+_MAX_DIGITS = 12
+
+
+def query_int(request: Request, name: str, *, default: int, minimum: int, maximum: int) -> int:
+    """The integer query parameter `name`, `default` when absent, a 400 when not a whole
+    number from `minimum` to `maximum`."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= _MAX_DIGITS):
+        raise ValidationError({name: [f"A whole number from {minimum} to {maximum}."]})
+    value = int(raw)
+    if value < minimum or value > maximum:
+        raise ValidationError({name: [f"A whole number from {minimum} to {maximum}."]})
+    return value
+
+
+class LimitOffsetPagination(pagination.LimitOffsetPagination):
+    default_limit = 50
+    max_limit = MAX_PAGE_SIZE
+
+    def get_limit(self, request: Request) -> int:
+        # Above max_limit is capped, not refused (DRF's documented behaviour); nonsense is a 400.
+        limit = query_int(
+            request,
+            self.limit_query_param,
+            default=self.default_limit,
+            minimum=1,
+            maximum=MAX_OFFSET,
+        )
+        return min(limit, self.max_limit)
+
+    def get_offset(self, request: Request) -> int:
+        return query_int(request, self.offset_query_param, default=0, minimum=0, maximum=MAX_OFFSET)
+
+
+class CursorPagination(pagination.CursorPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+    def get_page_size(self, request: Request) -> int:
+        size = query_int(
+            request, "page_size", default=self.page_size, minimum=1, maximum=MAX_OFFSET
+        )
+        return min(size, self.max_page_size)
+
+    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
+        # A cursor we could decode but whose position is no value of the ordering field
+        # (base64 of "p=2021") fails in the ORM's filter: still the caller's error.
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except (DjangoValidationError, ValueError, OverflowError):
+            problem = {self.cursor_query_param: ["Not a cursor from this API."]}
+            raise ValidationError(problem) from None
+
+    def decode_cursor(self, request: Request) -> Any:
+        # A cursor that is not one we issued is a bad request, not a missing page (DRF: 404).
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise ValidationError(
+                {self.cursor_query_param: ["Not a cursor from this API."]}
+            ) from None

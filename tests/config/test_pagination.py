@@ -1,0 +1,93 @@
+"""Every list endpoint validates and caps its pagination parameters (config/pagination.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from config.problems import PROBLEM_CONTENT_TYPE
+
+# Endpoints paged by limit and offset, each readable by acme's token.
+LIMIT_OFFSET = [
+    "/api/v1/organization/members",
+    "/api/v1/organization/invitations",
+    "/api/v1/organization/domains",
+    "/api/v1/organization/masking-rules",
+    "/api/v1/tokens",
+    "/api/v1/encyclopedia/",
+]
+HISTORY = "/api/v1/diagnoses"
+
+BAD = [
+    ("limit", "100000000000000000000"),
+    ("limit", "abc"),
+    ("limit", "0"),
+    ("limit", "-1"),
+    ("limit", "1.5"),
+    ("offset", "100000000000000000000"),
+    ("offset", "-3"),
+    ("offset", "x"),
+    ("offset", "2147483648"),
+]
+
+
+@pytest.fixture
+def owner_api(acme: Any, alice: Any) -> APIClient:
+    client = APIClient()
+    client.force_login(alice)
+    return client
+
+
+def _is_problem(response: Any, status: int) -> None:
+    assert response.status_code == status, response.content[:300]
+    assert response["Content-Type"].startswith(PROBLEM_CONTENT_TYPE)
+
+
+@pytest.mark.parametrize("path", LIMIT_OFFSET)
+@pytest.mark.parametrize(("name", "value"), BAD)
+def test_a_bad_limit_or_offset_is_a_400_problem(
+    owner_api: Any, catalogue: Any, path: str, name: str, value: str
+) -> None:
+    response = owner_api.get(path, {name: value})
+    _is_problem(response, 400)
+    assert name in response.json()["errors"]
+
+
+@pytest.mark.parametrize("path", LIMIT_OFFSET)
+def test_a_limit_above_the_maximum_is_capped(owner_api: Any, catalogue: Any, path: str) -> None:
+    response = owner_api.get(path, {"limit": "5000", "offset": "2147483647"})
+    assert response.status_code == 200
+    assert response.json()["results"] == []
+    first = owner_api.get(path, {"limit": "5000"})
+    assert len(first.json()["results"]) <= 100
+
+
+def test_the_encyclopedia_caps_its_pages_at_100(api: Any, catalogue: Any) -> None:
+    body = api.get("/api/v1/encyclopedia/", {"limit": "100000"}).json()
+    assert len(body["results"]) == min(100, body["count"])
+    assert "limit=100&" in (body["next"] or "limit=100&")
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"page_size": "100000000000000000000"}, "page_size"),
+        ({"page_size": "0"}, "page_size"),
+        ({"page_size": "many"}, "page_size"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+        ({"cursor": "cD0yMDIx"}, "cursor"),  # base64 of "p=2021": decodes, but is no time
+    ],
+)
+def test_bad_history_parameters_are_a_400_problem(
+    acme_api: Any, params: dict[str, str], name: str
+) -> None:
+    response = acme_api.get(HISTORY, params)
+    _is_problem(response, 400)
+    assert name in response.json()["errors"]
+
+
+def test_history_page_size_is_capped(acme_api: Any) -> None:
+    response = acme_api.get(HISTORY, {"page_size": "5000"})
+    assert response.status_code == 200
