@@ -80,3 +80,23 @@ def test_the_fourth_diagnosis_of_the_day_is_refused_with_the_reset_time(page: An
     assert "UTC" in text, text
     assert "Sign up" in text, text
     screenshot(page, "home-over-quota")
+
+
+def test_a_file_dropped_on_the_zone_is_diagnosed(page: Any) -> None:
+    page.goto("/")
+    page.evaluate(
+        """async () => {
+          const text = await (await fetch("/static/diagnosis/samples/dataloader-shm.log")).text();
+          const transfer = new DataTransfer();
+          transfer.items.add(new File([text], "worker.log", {type: "text/plain"}));
+          const zone = document.getElementById("dropzone");
+          zone.dispatchEvent(new DragEvent("dragover", {dataTransfer: transfer, bubbles: true}));
+          zone.dispatchEvent(new DragEvent("drop", {dataTransfer: transfer, bubbles: true}));
+        }"""
+    )
+    assert "worker.log" in page.locator("#selection").inner_text()
+    assert page.evaluate("document.getElementById('id_log_file').files[0].name") == "worker.log"
+    page.get_by_role("button", name="Diagnose").click()
+    page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+    assert "worker.log" in page.locator("main").inner_text()
+    assert page.locator("#failure").inner_text()
