@@ -73,6 +73,25 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
     }
 
 
+QUESTIONS = Path(__file__).with_name("questions.json")
+
+
+def follow_up_figure(cases_path: Path = QUESTIONS) -> dict[str, Any]:
+    """Follow-up questions: how often the expected catalogue section is quoted first
+    (diagnosis.questions.evaluate over bench/questions.json and the shipped catalogue)."""
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from diagnosis.questions import evaluate as evaluate_questions
+    from rootcause.catalogue import load_entries
+
+    cases = json.loads(cases_path.read_text(encoding="utf-8"))
+    return evaluate_questions(cases, [dict(entry) for entry in load_entries()])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True)
@@ -97,6 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         f" {report['multi_rank_accuracy']:.1%}"
     )
     print(f"healthy logs misdiagnosed: {report['healthy_misdiagnosed']}")
+    questions = follow_up_figure()
+    for miss in questions["misses"]:
+        print(f"QUESTION MISS {miss['question']!r}: expected {miss['expected']} got {miss['got']}")
+    print(
+        f"follow-up questions, right section quoted first: {questions['first_right']}"
+        f" of {questions['questions']}"
+        f" ({questions['first_right'] / max(questions['questions'], 1):.1%})"
+    )
     return 0
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from diagnosis import api, api_failures, api_webhooks
+from diagnosis import api, api_failures, api_questions, api_webhooks
 
 urlpatterns = [
     path("diagnoses", api.DiagnosisListApi.as_view(), name="api-diagnoses"),
@@ -8,6 +8,11 @@ urlpatterns = [
         "diagnoses/<uuid:diagnosis_id>",
         api.DiagnosisDetailApi.as_view(),
         name="api-diagnosis-detail",
+    ),
+    path(
+        "diagnoses/<uuid:diagnosis_id>/questions",
+        api_questions.DiagnosisQuestionsApi.as_view(),
+        name="api-diagnosis-questions",
     ),
     path("webhooks", api_webhooks.WebhookListApi.as_view(), name="api-webhooks"),
     path(
