@@ -160,6 +160,7 @@ def search_entries(text: str, *, limit: int = 10) -> list[SearchMatch]:
 _WORD_RE = re.compile(r"[a-z0-9_.]+")
 # Keyword search is for a short query; a longer text is error text, matched by signature.
 KEYWORD_QUERY_MAX_CHARS = 120
+KEYWORD_QUERY_MAX_WORDS = 6
 # Lines of pasted text compared with the signatures (the engine has read all of them already).
 SIGNATURE_SCAN_LINES = 2000
 
@@ -181,7 +182,11 @@ def _text_matches(text: str) -> list[SearchMatch]:
     matches: list[SearchMatch] = []
     query = text.strip()
     words = _WORD_RE.findall(query.lower())
-    keyword_query = "\n" not in query and len(query) <= KEYWORD_QUERY_MAX_CHARS and words
+    keyword_query = (
+        "\n" not in query
+        and len(query) <= KEYWORD_QUERY_MAX_CHARS
+        and 0 < len(words) <= KEYWORD_QUERY_MAX_WORDS
+    )
     lines = text.splitlines()[:SIGNATURE_SCAN_LINES]
     normal_lines = [_normal(line) for line in lines]
     for entry in entries:
