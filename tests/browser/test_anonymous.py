@@ -100,3 +100,22 @@ def test_a_file_dropped_on_the_zone_is_diagnosed(page: Any) -> None:
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
     assert "worker.log" in page.locator("main").inner_text()
     assert page.locator("#failure").inner_text()
+
+
+def test_without_javascript_a_sample_is_diagnosed_by_the_plain_form(
+    browser: Any, site: str
+) -> None:
+    context = browser.new_context(base_url=site, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        page.goto("/")
+        page.get_by_role("link", name="DataLoader worker killed: no shared memory").click()
+        assert "sample=dataloader-shm" in page.url
+        assert "DataLoader worker" in page.locator("#id_log_text").input_value()
+        page.get_by_role("button", name="Diagnose").click()
+        page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+        assert page.locator("#failure").inner_text()
+        # The copy buttons need the script: without it they stay hidden.
+        assert not page.locator("button.copy").first.is_visible()
+    finally:
+        context.close()
