@@ -34,7 +34,7 @@ from accounts.selectors import require_scope
 from billing_tiers.selectors import quota_status, rate_limit_headers
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis import selectors, services
-from diagnosis.intake import gunzip_if_needed, read_chunks
+from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.serializers import (
@@ -152,7 +152,7 @@ def _upload_of(request: Request) -> _Upload:
             document.metadata(),
         )
     elif not media_type or media_type.startswith("text/") or media_type in RAW_MEDIA_TYPES:
-        chunks = read_chunks(request._request)  # the WSGI body stream, read as it arrives
+        chunks = body_chunks(request._request)  # the WSGI body stream, read as it arrives
     else:
         raise UnsupportedMediaType(
             media_type,

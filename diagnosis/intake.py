@@ -6,7 +6,9 @@ import gzip
 import zlib
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import Protocol
+from typing import Any, Protocol
+
+from django.http import HttpRequest
 
 from config.problems import ApplicationError
 
@@ -18,13 +20,55 @@ class Readable(Protocol):
     def read(self, size: int, /) -> bytes: ...
 
 
+class LengthRequired(ApplicationError):
+    status_code = 411
+    title = "Length required"
+
+
 def read_chunks(stream: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
     while chunk := stream.read(size):
         yield chunk
 
 
+def body_chunks(request: HttpRequest, size: int = READ_SIZE) -> Iterator[bytes]:
+    """The raw request body as it arrives, refused if it stops short of its Content-Length.
+
+    A client that disconnects mid-upload leaves the WSGI stream at EOF early; without the count
+    the part that arrived was diagnosed as the whole log. A chunked upload has no
+    Content-Length, so Django's own stream reads it as empty: it is read from ``wsgi.input``
+    when the server has decoded the chunks and marks the input terminated (gunicorn does,
+    ``wsgi.input_terminated``); a server that does not (the development server) gets a 411. Its
+    size is bounded downstream by the intake limit, as for any body.
+    """
+    meta = request.META
+    declared = meta.get("CONTENT_LENGTH") or ""
+    if not declared and "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
+        if not meta.get("wsgi.input_terminated"):
+            raise LengthRequired("This server cannot read a chunked upload: send a Content-Length.")
+        yield from read_chunks(meta["wsgi.input"], size)
+        return
+    expected = int(declared) if declared.isdigit() else 0
+    received = 0
+    for chunk in read_chunks(request, size):
+        received += len(chunk)
+        yield chunk
+    if received < expected:
+        raise ApplicationError(
+            f"The upload stopped after {received} of the {expected} bytes its Content-Length "
+            "announced; send it again."
+        )
+
+
+def _new_member() -> Any:
+    return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+
+
 def gunzip_if_needed(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """Decompresses a gzip stream on the fly; other input passes through unchanged.
+
+    Every member is read (``cat a.gz b.gz`` is one valid gzip file, and ``gzip -d`` reads both);
+    zero bytes after the last are padding and ignored, as gzip does. A stream that ends inside
+    a member is truncated and refused: what was decompressed is not the whole log.
 
     The decompressed size is bounded downstream by the intake limit, so a gzip bomb costs at most
     one chunk of memory before it is refused.
@@ -34,16 +78,28 @@ def gunzip_if_needed(chunks: Iterable[bytes]) -> Iterator[bytes]:
     if not first.startswith(GZIP_MAGIC):
         yield from chain([first], iterator)
         return
-    decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    decompressor = _new_member()
+    padding = False
     try:
         for data in chain([first], iterator):
             while data:
+                if padding or decompressor.eof:
+                    if not data.strip(b"\0"):
+                        padding = True
+                        break
+                    if padding:
+                        raise ApplicationError("The upload is not valid gzip: data after padding.")
+                    decompressor = _new_member()
                 out = decompressor.decompress(data, READ_SIZE)
                 if out:
                     yield out
-                data = decompressor.unconsumed_tail
-        tail = decompressor.flush()
-        if tail:
-            yield tail
+                data = (
+                    decompressor.unused_data if decompressor.eof else decompressor.unconsumed_tail
+                )
+        if not padding and not decompressor.eof:
+            raise ApplicationError(
+                "The upload is not valid gzip: the stream ends before its end (truncated); "
+                "send it again."
+            )
     except (zlib.error, gzip.BadGzipFile, EOFError) as exc:
         raise ApplicationError(f"The upload is not valid gzip: {exc}") from None
