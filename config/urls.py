@@ -10,6 +10,8 @@ handler500 = "config.problems.server_error"
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    # Prometheus, for operators: no tenant data in it (diagnosis/metrics.py).
+    path("", include("diagnosis.urls_metrics")),
     path("admin/", admin.site.urls),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),

@@ -25,10 +25,12 @@ from accounts.actors import Actor, actor_for_person
 from accounts.models import Organization
 from accounts.selectors import masking_rules_of, require_manager
 from accounts.services import create_personal_organization
+from billing_tiers.errors import QuotaExceeded
 from billing_tiers.selectors import entitlements_for_organization
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
 from config.problems import ApplicationError, Conflict, PayloadTooLarge, Unprocessable
 from diagnosis.alerts import enqueue_alerts
+from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest, idempotency_key_digest
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
@@ -214,7 +216,11 @@ def submit_diagnosis(
     actor = _acting_for_an_organization(actor)
     # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
     # later, with the row.
-    check_quota(actor=actor)
+    try:
+        check_quota(actor=actor)
+    except QuotaExceeded:
+        QUOTA_REFUSALS.inc()
+        raise
 
     diagnosis_id = uuid.uuid4()
     access_key = ""

@@ -1,0 +1,57 @@
+"""/metrics: the Prometheus text format, figures from the database, no tenant data in labels."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from diagnosis.models import Diagnosis
+
+pytestmark = pytest.mark.django_db
+
+
+def test_metrics_count_diagnoses_by_outcome_and_class_without_tenant_data(client, acme, umbrella):
+    for organization in (acme, umbrella):
+        Diagnosis.objects.create(
+            organization=organization,
+            source="api",
+            size_bytes=1,
+            filename="secret-project.log",
+            status=Diagnosis.Status.DONE,
+            outcome="diagnosed",
+            failure_slug="nccl-timeout",
+        )
+
+    response = client.get("/metrics")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain")
+    text = response.content.decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    (done,) = [s for s in families["rootcause_diagnoses"].samples if s.labels["status"] == "done"]
+    assert done.labels == {
+        "status": "done",
+        "outcome": "diagnosed",
+        "failure_class": "nccl-timeout",
+    }
+    assert done.value == 2  # across organisations: the figure names none of them
+    for name in (
+        "rootcause_diagnosis_seconds_avg",
+        "rootcause_diagnoses_active",
+        "rootcause_queue_depth",
+        "rootcause_quota_refusals",
+        "rootcause_webhook_deliveries",
+    ):
+        assert name in families
+    for forbidden in ("Acme", "Umbrella", str(acme.id), "secret-project", "alice"):
+        assert forbidden not in text
+
+
+def test_a_quota_refusal_is_counted(api):
+    from diagnosis.metrics import QUOTA_REFUSALS
+
+    before = QUOTA_REFUSALS._value.get()
+    for _ in range(4):  # a visitor's allowance is 3 a day
+        last = api.post("/api/v1/diagnoses", "CUDA out of memory\n", content_type="text/plain")
+    assert last.status_code == 429
+    assert QUOTA_REFUSALS._value.get() == before + 1
