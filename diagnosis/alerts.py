@@ -186,6 +186,10 @@ def enqueue_alerts(diagnosis_id: uuid.UUID | str) -> int:
     if not webhooks or not entitlements_for_organization(diagnosis.organization).alerts:
         return 0
     payload = diagnosis_payload(diagnosis)
+    # Rows already written (a completion that ran before) are neither written nor sent again.
+    done = set(
+        WebhookDelivery.objects.filter(diagnosis=diagnosis).values_list("webhook_id", flat=True)
+    )
     rows = [
         WebhookDelivery(
             organization_id=diagnosis.organization_id,
@@ -195,20 +199,19 @@ def enqueue_alerts(diagnosis_id: uuid.UUID | str) -> int:
             payload=payload,
         )
         for webhook in webhooks
-        if _matches(webhook, diagnosis, payload)
+        if webhook.id not in done and _matches(webhook, diagnosis, payload)
     ]
     if not rows:
         return 0
+    # The constraint settles a race between two completions: the loser's rows are skipped, and
+    # only rows this call inserted are enqueued.
     WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
-    # ignore_conflicts leaves the ids of rows it skipped unknown: read back what exists.
-    pending = list(
-        WebhookDelivery.objects.filter(
-            diagnosis=diagnosis, state=WebhookDelivery.State.PENDING, attempts=0
-        ).values_list("id", flat=True)
+    created = list(
+        WebhookDelivery.objects.filter(id__in=[row.id for row in rows]).values_list("id", flat=True)
     )
-    for delivery_id in pending:
+    for delivery_id in created:
         _enqueue_delivery(delivery_id)
-    return len(pending)
+    return len(created)
 
 
 def _enqueue_delivery(delivery_id: uuid.UUID, countdown: float = 0) -> None:

@@ -327,3 +327,24 @@ def test_an_organisation_off_scale_gets_no_alerts(
 
     assert receiver.received == []
     assert not WebhookDelivery.objects.exists()
+
+
+def test_a_second_completion_before_the_first_delivery_sends_nothing_more(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    _webhook(alice_api, receiver.url)
+    diagnosis = Diagnosis.objects.create(
+        organization=acme_scale,
+        source="api",
+        size_bytes=1,
+        status=Diagnosis.Status.DONE,
+        outcome="diagnosed",
+        failure_slug="optimizer-state-oom",
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alerts.enqueue_alerts(diagnosis.id) == 1
+        assert alerts.enqueue_alerts(diagnosis.id) == 0
+
+    assert WebhookDelivery.objects.filter(diagnosis=diagnosis).count() == 1
+    assert len(receiver.received) == 1
