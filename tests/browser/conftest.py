@@ -11,7 +11,6 @@ for a person to look at.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,10 +31,6 @@ OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "browser"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
-# Playwright's sync API runs an event loop in this thread, and Django refuses ORM calls from a
-# thread with a running loop; the tests' own ORM calls (fixtures, checks) are synchronous anyway.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
@@ -44,13 +39,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module (a launch costs about half a second)."""
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: `apt-get install chromium` to run the browser tests")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        # Playwright's sync API keeps an event loop running in this thread, and Django refuses
+        # ORM calls from such a thread; the tests' own ORM calls are synchronous anyway. Only
+        # while a module of browser tests runs: `check --deploy` elsewhere refuses the variable.
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
         browser.close()

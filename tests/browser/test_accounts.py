@@ -16,8 +16,8 @@ def sign_in(page: Any, email: str, password: str) -> None:
     page.goto("/accounts/login/")
     page.get_by_label("E-mail").or_(page.get_by_label("Email")).first.fill(email)
     page.get_by_label("Password").fill(password)
-    page.locator("main form button[type=submit]").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.locator("main form button[type=submit]").click()
 
 
 def test_sign_up_verify_diagnose_and_find_the_fix_in_the_history(page: Any) -> None:
@@ -26,8 +26,8 @@ def test_sign_up_verify_diagnose_and_find_the_fix_in_the_history(page: Any) -> N
     page.locator("input[name=email]").fill("dana@lab.example")
     page.locator("input[name=password1]").fill("a long pass phrase 42")
     page.locator("input[name=password2]").fill("a long pass phrase 42")
-    page.get_by_role("button", name="Create my account").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create my account").click()
 
     (message,) = [m for m in mail.outbox if "dana@lab.example" in m.to]
     link = re.search(r"https?://\S+/accounts/verify/\S+", str(message.body))
@@ -63,7 +63,8 @@ def test_an_admin_creates_an_api_token_and_sees_it_once(page: Any, alice: Any) -
     page.goto("/settings/#tokens")
     form = page.locator("form[action$='#tokens']")
     form.locator("input[name=name]").fill("ci")
-    form.get_by_role("button", name="Create token").click()
+    with page.expect_navigation():
+        form.get_by_role("button", name="Create token").click()
     secret = page.locator("#new-token-secret").inner_text().strip()
     assert re.fullmatch(r"rc_live_[0-9A-Za-z]{36}", secret), secret
     screenshot(page, "settings-token-created")

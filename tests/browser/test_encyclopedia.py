@@ -42,7 +42,8 @@ def test_search_finds_entries_by_keywords_and_by_error_text_in_any_case(page: An
         ),
     ):
         page.get_by_label("Error text").fill(query)
-        page.get_by_role("button", name="Search").click()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Search").click()
         results = page.locator(f"a[href='/encyclopedia/{slug}/']")
         assert results.count() >= 1, query
         assert page.locator("main table tbody tr").count() >= 1, query

@@ -23,8 +23,8 @@ def test_a_workplace_owner_redeems_a_code_and_gets_50_a_day(page: Any, alice: An
 
     page.goto("/evaluation/")
     page.get_by_label("Code").fill(issued.code.lower())
-    page.get_by_role("button", name="Redeem").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Redeem").click()
     screenshot(page, "evaluation-redeemed")
     assert_accessible(page)
 
