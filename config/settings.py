@@ -7,6 +7,7 @@ in-process staging store. DATABASE_URL and REDIS_URL switch to PostgreSQL and Re
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -39,6 +40,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "accounts",
     "billing_tiers",
     "encyclopedia",
@@ -56,6 +58,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into accounts.lockout's page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -211,7 +215,17 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # The e-mail is the username, in any case (accounts/backends.py).
-AUTHENTICATION_BACKENDS = ["accounts.backends.EmailBackend"]
+# django-axes first: it refuses a locked-out sign-in before the password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "accounts.backends.EmailBackend"]
+# Sign-in throttling (django-axes): failed sign-ins counted per account and, separately, per
+# address; past the limit either is refused for the cool-off, then counting starts afresh. The
+# attempts are rows in the database (axes's own tables), shared by every web process.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env_int("AXES_COOLOFF_SECONDS", 15 * 60, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.signin_locked"
+AXES_CLIENT_IP_CALLABLE = "accounts.lockout.axes_client_ip"
+AXES_VERBOSE = False
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -245,6 +259,12 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.problems.problem_exception_handler",
 }
+# Burst limits on submissions, on top of the daily quota (diagnosis/throttles.py): DRF rates,
+# "<n>/<second|minute|hour|day>". 429 problem+json with Retry-After past them.
+THROTTLE_SUBMISSIONS_PER_ADDRESS = env_str("THROTTLE_SUBMISSIONS_PER_ADDRESS", "120/minute")
+THROTTLE_SUBMISSIONS_PER_ORGANIZATION = env_str(
+    "THROTTLE_SUBMISSIONS_PER_ORGANIZATION", "600/minute"
+)
 SPECTACULAR_SETTINGS = {
     "TITLE": "rootcause API",
     "DESCRIPTION": "Diagnose failed machine-learning training runs from their logs.",

@@ -27,6 +27,7 @@ from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from accounts.actors import SCOPE_DIAGNOSES_READ, SCOPE_DIAGNOSES_WRITE, Actor, actor_of
@@ -46,6 +47,7 @@ from diagnosis.serializers import (
     WaitSerializer,
 )
 from diagnosis.services import JobMetadata
+from diagnosis.throttles import SubmissionsPerAddress, SubmissionsPerOrganization
 
 
 def _problem(description: str) -> OpenApiResponse:
@@ -203,6 +205,13 @@ class DiagnosisListApi(QuotaHeadersApiView):
     # Multipart and JSON; any other accepted body is read as a raw log stream, never parsed or
     # spooled to disk.
     parser_classes = [MultiPartParser, JSONParser]
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        # Submissions have burst limits per address and per organisation; reading the history
+        # has none beyond the defaults.
+        if self.request.method == "POST":
+            return [SubmissionsPerAddress(), SubmissionsPerOrganization()]
+        return super().get_throttles()
 
     @extend_schema(
         operation_id="diagnoses_list",

@@ -1,0 +1,62 @@
+"""Sign-in throttling with django-axes: per account, per address, and a lockout that ends."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client, override_settings
+
+pytestmark = pytest.mark.django_db
+
+LOGIN = "/accounts/login/"
+
+
+def _try(client: Client, email: str, password: str, address: str = "10.0.0.1") -> Any:
+    return client.post(LOGIN, {"username": email, "password": password}, REMOTE_ADDR=address)
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_an_account_is_locked_after_too_many_failed_sign_ins(alice: Any) -> None:
+    # The account's count starts again (the address still counts its own failures).
+    client = Client()
+    for _ in range(2):
+        assert _try(client, alice.email, "wrong", "10.0.0.5").status_code == 200
+    # The third failure reaches the limit: it and every try after it are refused.
+    response = _try(client, alice.email, "wrong", "10.0.0.2")
+    assert response.status_code == 429
+    assert "Too many failed sign-ins" in response.content.decode()
+    assert int(response["Retry-After"]) > 0
+    # The right password from another address is refused while the lockout lasts.
+    assert _try(Client(), alice.email, "password", "10.9.9.9").status_code == 429
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_an_address_is_locked_after_too_many_failed_sign_ins(alice: Any, charlie: Any) -> None:
+    client = Client()
+    for n in range(3):
+        _try(client, f"nobody{n}@example.com", "wrong", "10.0.0.7")
+    assert _try(client, charlie.email, "wrong", "10.0.0.7").status_code == 429
+
+
+@override_settings(AXES_FAILURE_LIMIT=3, AXES_COOLOFF_TIME=timedelta(seconds=1))
+def test_a_lockout_ends_after_the_cool_off(alice: Any) -> None:
+    client = Client()
+    for _ in range(4):
+        _try(client, alice.email, "wrong")
+    assert _try(client, alice.email, "wrong").status_code == 429
+    time.sleep(1.2)
+    assert _try(Client(), alice.email, _password(alice), "10.0.0.3").status_code == 302
+
+
+def _password(user: Any) -> str:
+    return f"pw-{user.username}-123"  # tests/conftest.py
+
+
+def test_the_cool_off_is_bounded_by_settings() -> None:
+    from django.conf import settings
+
+    assert settings.AXES_COOLOFF_TIME.total_seconds() > 0
+    assert settings.AXES_LOCKOUT_PARAMETERS == ["username", "ip_address"]

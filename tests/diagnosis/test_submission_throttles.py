@@ -1,0 +1,64 @@
+"""Burst limits on submissions: per client address and per organisation (diagnosis/throttles.py)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from config.problems import PROBLEM_CONTENT_TYPE
+from tests.diagnosis.logs import OOM_LOG
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/diagnoses"
+
+
+def _address() -> str:
+    # The counters live in the shared cache: an address of this test's own.
+    return f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+
+
+def _post(client: Any, address: str) -> Any:
+    return client.post(URL, data=OOM_LOG.encode(), content_type="text/plain", REMOTE_ADDR=address)
+
+
+def _throttled(response: Any) -> None:
+    assert response.status_code == 429, response.content[:300]
+    assert response["Content-Type"].startswith(PROBLEM_CONTENT_TYPE)
+    assert response.json()["type"].endswith("/throttled")
+    assert int(response["Retry-After"]) > 0
+
+
+@override_settings(THROTTLE_SUBMISSIONS_PER_ADDRESS="2/minute")
+def test_submissions_per_address_are_limited(acme_api: Any, umbrella_api: Any) -> None:
+    address = _address()
+    assert _post(acme_api, address).status_code == 202
+    assert _post(umbrella_api, address).status_code == 202
+    _throttled(_post(acme_api, address))
+    # Another address is not held back by this one.
+    assert _post(acme_api, _address()).status_code == 202
+
+
+@override_settings(THROTTLE_SUBMISSIONS_PER_ORGANIZATION="2/minute")
+def test_submissions_per_organisation_are_limited(acme_api: Any, umbrella_api: Any) -> None:
+    assert _post(acme_api, _address()).status_code == 202
+    assert _post(acme_api, _address()).status_code == 202
+    _throttled(_post(acme_api, _address()))
+    assert _post(umbrella_api, _address()).status_code == 202
+
+
+@override_settings(THROTTLE_SUBMISSIONS_PER_ADDRESS="1/minute")
+def test_visitors_are_limited_per_address(api: Any) -> None:
+    address = _address()
+    assert _post(api, address).status_code == 202
+    _throttled(_post(api, address))
+
+
+@override_settings(THROTTLE_SUBMISSIONS_PER_ORGANIZATION="1/minute")
+def test_reading_the_history_is_not_a_submission(acme_api: Any) -> None:
+    assert _post(acme_api, _address()).status_code == 202
+    for _ in range(3):
+        assert acme_api.get(URL).status_code == 200
