@@ -11,6 +11,7 @@ from rest_framework.request import Request
 
 from accounts import selectors, services
 from accounts.models import ApiToken
+from accounts.throttles import record_failure, refuse_if_too_many_failures
 
 
 class TokenUser(AnonymousUser):
@@ -36,10 +37,13 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].lower() not in self.keywords:
             return None  # no token: the session (or nobody) is the caller
+        refuse_if_too_many_failures(request)
         if len(header) != 2:
+            record_failure(request)
             raise exceptions.AuthenticationFailed("Malformed Authorization header.")
         token = selectors.token_for_secret(header[1].decode("latin-1"))
         if token is None:
+            record_failure(request)
             # One answer for malformed, unknown, revoked and expired: no oracle for guessing.
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API token.")
         services.record_token_use(token=token)

@@ -262,6 +262,8 @@ REST_FRAMEWORK = {
 # Burst limits on submissions, on top of the daily quota (diagnosis/throttles.py): DRF rates,
 # "<n>/<second|minute|hour|day>". 429 problem+json with Retry-After past them.
 THROTTLE_SUBMISSIONS_PER_ADDRESS = env_str("THROTTLE_SUBMISSIONS_PER_ADDRESS", "120/minute")
+# Failed API-token authentications per client address (accounts/throttles.py).
+THROTTLE_FAILED_TOKENS_PER_ADDRESS = env_str("THROTTLE_FAILED_TOKENS_PER_ADDRESS", "30/minute")
 THROTTLE_SUBMISSIONS_PER_ORGANIZATION = env_str(
     "THROTTLE_SUBMISSIONS_PER_ORGANIZATION", "600/minute"
 )

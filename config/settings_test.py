@@ -31,3 +31,4 @@ CELERY_TASK_ALWAYS_EAGER = True
 # Burst limits high enough for the suite (every test client is 127.0.0.1); their tests lower them.
 THROTTLE_SUBMISSIONS_PER_ADDRESS = "100000/minute"
 THROTTLE_SUBMISSIONS_PER_ORGANIZATION = "100000/minute"
+THROTTLE_FAILED_TOKENS_PER_ADDRESS = "100000/minute"
