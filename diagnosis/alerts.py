@@ -105,6 +105,7 @@ class WebhookFilters:
     failure_slug: str = ""
     min_confidence: float = 0.0
     first_occurrence_only: bool = False
+    payload_format: str = Webhook.Format.STANDARD
 
 
 def create_webhook(*, actor: Actor, url: str, filters: WebhookFilters) -> Webhook:
@@ -121,6 +122,7 @@ def create_webhook(*, actor: Actor, url: str, filters: WebhookFilters) -> Webhoo
         failure_slug=filters.failure_slug,
         min_confidence=filters.min_confidence,
         first_occurrence_only=filters.first_occurrence_only,
+        payload_format=filters.payload_format,
         created_by=actor.user,
     )
 
@@ -157,6 +159,20 @@ def diagnosis_payload(diagnosis: Diagnosis) -> dict[str, Any]:
         "type": EVENT_DIAGNOSIS_DONE,
         "timestamp": timezone.now().isoformat(),
         "data": data,
+    }
+
+
+def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
+    """The event as a Slack-compatible incoming-webhook message: one line of text with the link."""
+    data = payload.get("data", {})
+    if payload.get("type") != EVENT_DIAGNOSIS_DONE:
+        return {"text": f"rootcause: test event for webhook {data.get('webhook_id', '')}"}
+    failure = data.get("failure") or {}
+    what = failure.get("title") or "no known failure"
+    rank = data.get("initiating_rank")
+    where = f" (rank {rank} failed first)" if rank is not None else ""
+    return {
+        "text": f"rootcause: {what}{where}: {data.get('root_cause') or ''} <{data.get('link')}>"
     }
 
 
@@ -344,7 +360,12 @@ def attempt_delivery(*, delivery_id: uuid.UUID | str) -> float | None:
     )
     if delivery is None:
         return None
-    body = json.dumps(delivery.payload, separators=(",", ":"))
+    body = json.dumps(
+        slack_message(delivery.payload)
+        if delivery.webhook.payload_format == Webhook.Format.SLACK
+        else delivery.payload,
+        separators=(",", ":"),
+    )
     sent = _send(
         delivery.webhook.url, body, signed_headers(delivery.webhook, str(delivery.id), body)
     )

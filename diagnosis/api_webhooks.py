@@ -31,6 +31,7 @@ class WebhookSerializer(serializers.ModelSerializer):
             "failure_slug",
             "min_confidence",
             "first_occurrence_only",
+            "payload_format",
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
@@ -40,6 +41,9 @@ class WebhookSerializer(serializers.ModelSerializer):
             "failure_slug": {"help_text": "Only this failure class; empty for any."},
             "first_occurrence_only": {
                 "help_text": "Only the first diagnosis of a class in the organisation."
+            },
+            "payload_format": {
+                "help_text": "`standard` (the event) or `slack` (a Slack-compatible message)."
             },
         }
 
@@ -101,6 +105,7 @@ class WebhookListApi(APIView):
                 failure_slug=fields.get("failure_slug", ""),
                 min_confidence=fields.get("min_confidence", 0.0),
                 first_occurrence_only=fields.get("first_occurrence_only", False),
+                payload_format=fields.get("payload_format", Webhook.Format.STANDARD),
             ),
         )
         return Response(CreatedWebhookSerializer(webhook).data, status=201)

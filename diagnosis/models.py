@@ -166,6 +166,12 @@ class Webhook(models.Model):
     failure_slug = models.SlugField(max_length=100, blank=True)
     min_confidence = models.FloatField(default=0.0)
     first_occurrence_only = models.BooleanField(default=False)
+
+    class Format(models.TextChoices):
+        STANDARD = "standard"  # the event as JSON, signed the Standard Webhooks way
+        SLACK = "slack"  # {"text": …} for a Slack-compatible incoming webhook (signed too)
+
+    payload_format = models.CharField(max_length=16, choices=Format.choices, default="standard")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )

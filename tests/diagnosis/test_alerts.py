@@ -348,3 +348,21 @@ def test_a_second_completion_before_the_first_delivery_sends_nothing_more(
 
     assert WebhookDelivery.objects.filter(diagnosis=diagnosis).count() == 1
     assert len(receiver.received) == 1
+
+
+def test_a_slack_compatible_endpoint_gets_a_message_with_the_link(
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+):
+    hook = _webhook(alice_api, receiver.url, payload_format="slack")
+    assert hook["payload_format"] == "slack"
+
+    diagnosis_id = _diagnose(alice_api, django_capture_on_commit_callbacks)
+
+    ((_, headers, body),) = receiver.received
+    message = json.loads(body)
+    assert set(message) == {"text"}
+    assert "Optimizer State Memory Explosion" in message["text"]
+    assert f"/diagnoses/{diagnosis_id}/>" in message["text"]
+    # Signed all the same, for receivers that check.
+    headers = {k.lower(): v for k, v in headers.items()}
+    assert standardwebhooks.Webhook(hook["secret"]).verify(body, headers) == message
