@@ -37,6 +37,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+            # End-to-end through a real browser: left out of the fast `-m "not e2e"` run.
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="module")
