@@ -8,6 +8,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from config.problems import PROBLEM_CONTENT_TYPE
+from encyclopedia.services import load_catalogue
+from tests.catalogue import make_entry
 
 # Endpoints paged by limit and offset, each readable by acme's token.
 LIMIT_OFFSET = [
@@ -31,6 +33,12 @@ BAD = [
     ("offset", "x"),
     ("offset", "2147483648"),
 ]
+
+
+@pytest.fixture
+def catalogue(db: Any) -> None:
+    """Two entries: what is paged here is the parameters, not the shipped catalogue."""
+    load_catalogue(entries=[make_entry("first-entry"), make_entry("second-entry")])
 
 
 @pytest.fixture

@@ -80,6 +80,7 @@ def test_a_long_line_of_candidates_costs_what_a_benign_log_does(
     assert hostile < 3 * benign + 0.05, (name, hostile, benign)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(DENSE))
 def test_dense_shapes_stay_linear(name: str) -> None:
     _mask(b"warm up\n")
@@ -162,6 +163,7 @@ _FUZZ = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_built_in_hyperscan_databases_survive_adversarial_scans(seed: int) -> None:
     done = subprocess.run(
