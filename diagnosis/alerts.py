@@ -162,18 +162,45 @@ def diagnosis_payload(diagnosis: Diagnosis) -> dict[str, Any]:
     }
 
 
+def _slack_escaped(text: str) -> str:
+    """Text for Slack's mrkdwn: &, < and > are its control characters."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
-    """The event as a Slack-compatible incoming-webhook message: one line of text with the link."""
+    """The event as a Slack-compatible incoming-webhook message: `text` (one line with the link,
+    for notifications and clients without blocks) and `blocks` (the failure as a linked heading,
+    the root cause, the initiating rank)."""
     data = payload.get("data", {})
     if payload.get("type") != EVENT_DIAGNOSIS_DONE:
-        return {"text": f"rootcause: test event for webhook {data.get('webhook_id', '')}"}
+        text = f"rootcause: test event for webhook {data.get('webhook_id', '')}"
+        return {"text": text, "blocks": [_slack_section(_slack_escaped(text))]}
     failure = data.get("failure") or {}
     what = failure.get("title") or "no known failure"
     rank = data.get("initiating_rank")
     where = f" (rank {rank} failed first)" if rank is not None else ""
-    return {
-        "text": f"rootcause: {what}{where}: {data.get('root_cause') or ''} <{data.get('link')}>"
-    }
+    cause = data.get("root_cause") or ""
+    link = data.get("link") or ""
+    heading = f"*<{link}|{_slack_escaped(what)}>*"
+    if failure.get("category"):
+        heading += f" · {_slack_escaped(str(failure['category']))}"
+    if failure.get("confidence") is not None:
+        heading += f" · confidence {float(failure['confidence']):.2f}"
+    blocks = [_slack_section(heading)]
+    if cause:
+        blocks.append(_slack_section(_slack_escaped(cause)))
+    if rank is not None:
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": f"Rank {rank} failed first."}],
+            }
+        )
+    return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
+
+
+def _slack_section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
 def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: dict[str, Any]) -> bool:
@@ -271,24 +298,60 @@ class RefusedAddress(Exception):
     """The URL's host resolves to an address we do not send to."""
 
 
-def check_destination(url: str) -> None:
-    """Refuses a URL whose host resolves to a private, loopback, link-local or otherwise
-    non-public address (unless WEBHOOKS_ALLOW_PRIVATE_ADDRESSES), so a webhook cannot reach
-    inside our network. Every address the name resolves to must be public."""
+def resolve(host: str, port: int) -> list[str]:
+    """The addresses a host name resolves to (an address literal resolves to itself). The one
+    resolver the webhooks use: the check and the connection both take its answer."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise RefusedAddress(f"{host} does not resolve") from None
+    return [str(info[4][0]).split("%", 1)[0] for info in infos]
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A URL resolved once and checked: the request goes to `address`, whatever the name would
+    resolve to a moment later (DNS rebinding), with the name in the Host header and TLS SNI."""
+
+    url: str
+    host: str
+    port: int
+    address: str
+
+    @property
+    def pinned_url(self) -> str:
+        parts = urlsplit(self.url)
+        literal = f"[{self.address}]" if ":" in self.address else self.address
+        return parts._replace(netloc=f"{literal}:{self.port}").geturl()
+
+    @property
+    def host_header(self) -> str:
+        parts = urlsplit(self.url)
+        default = 443 if parts.scheme == "https" else 80
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        return name if self.port == default else f"{name}:{self.port}"
+
+
+def check_destination(url: str) -> Destination:
+    """Resolves the URL's host once and refuses it if any address is private, loopback,
+    link-local or otherwise non-public (unless WEBHOOKS_ALLOW_PRIVATE_ADDRESSES), so a webhook
+    cannot reach inside our network. The request then connects to the address checked here."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RefusedAddress("not an http(s) URL")
-    if settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES:
-        return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-    except socket.gaierror:
-        raise RefusedAddress("the host name does not resolve") from None
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-        if not address.is_global or address.is_multicast:
-            raise RefusedAddress(f"{parts.hostname} resolves to a non-public address")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise RefusedAddress("not a valid port") from None
+    addresses = resolve(parts.hostname, port)
+    if not addresses:
+        raise RefusedAddress(f"{parts.hostname} does not resolve")
+    if not settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES:
+        for text in addresses:
+            address = ipaddress.ip_address(text)
+            if not address.is_global or address.is_multicast:
+                raise RefusedAddress(f"{parts.hostname} resolves to a non-public address")
+    return Destination(url=url, host=parts.hostname, port=port, address=addresses[0])
 
 
 def signed_headers(webhook: Webhook, message_id: str, body: str) -> dict[str, str]:
@@ -310,18 +373,37 @@ class Sent:
     latency_ms: int
 
 
+def transport() -> httpx.BaseTransport:
+    """The HTTP transport of outgoing webhooks (a seam for tests standing in for the internet)."""
+    return httpx.HTTPTransport()
+
+
+def _post(
+    client: httpx.Client, destination: Destination, body: str, headers: dict[str, str]
+) -> httpx.Response:
+    """One POST to the checked address: the URL names the address, the Host header and TLS's
+    server name (SNI, and so the certificate check) name the host."""
+    return client.post(
+        destination.pinned_url,
+        content=body.encode(),
+        headers={**headers, "host": destination.host_header},
+        extensions={"sni_hostname": destination.host},
+    )
+
+
 def _send(url: str, body: str, headers: dict[str, str]) -> Sent:
-    """One POST, following redirects by hand so that every hop's address is checked."""
+    """One POST, following redirects by hand so that every hop is resolved, checked and pinned."""
     started = time.monotonic()
 
     def elapsed() -> int:
         return int((time.monotonic() - started) * 1000)
 
     try:
-        with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as client:
+        with httpx.Client(
+            timeout=TIMEOUT_SECONDS, follow_redirects=False, transport=transport()
+        ) as client:
             for _ in range(MAX_REDIRECTS + 1):
-                check_destination(url)
-                response = client.post(url, content=body.encode(), headers=headers)
+                response = _post(client, check_destination(url), body, headers)
                 location = response.headers.get("location")
                 if response.is_redirect and location:
                     url = urljoin(url, location)

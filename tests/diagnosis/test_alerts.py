@@ -221,9 +221,9 @@ def test_every_redirect_hop_is_checked_and_followed_by_hand(
     checked: list[str] = []
     check = alerts.check_destination
 
-    def recording(url: str) -> None:
+    def recording(url: str) -> alerts.Destination:
         checked.append(url)
-        check(url)
+        return check(url)
 
     monkeypatch.setattr(alerts, "check_destination", recording)
     receiver.redirect_to = f"{receiver.url}/final"
@@ -360,9 +360,131 @@ def test_a_slack_compatible_endpoint_gets_a_message_with_the_link(
 
     ((_, headers, body),) = receiver.received
     message = json.loads(body)
-    assert set(message) == {"text"}
+    assert set(message) == {"text", "blocks"}
     assert "Optimizer State Memory Explosion" in message["text"]
     assert f"/diagnoses/{diagnosis_id}/>" in message["text"]
+    heading = message["blocks"][0]
+    assert heading["type"] == "section"
+    assert heading["text"]["type"] == "mrkdwn"
+    assert (
+        f"/diagnoses/{diagnosis_id}/|Optimizer State Memory Explosion>" in heading["text"]["text"]
+    )
+    root_cause = Diagnosis.objects.get(id=diagnosis_id).result["root_cause"]
+    assert any(b.get("text", {}).get("text") == root_cause for b in message["blocks"][1:])
     # Signed all the same, for receivers that check.
     headers = {k.lower(): v for k, v in headers.items()}
     assert standardwebhooks.Webhook(hook["secret"]).verify(body, headers) == message
+
+
+def test_slack_blocks_escape_slacks_control_characters():
+    message = alerts.slack_message(
+        {
+            "type": "diagnosis.done",
+            "data": {
+                "failure": {"title": "A <b> & c", "category": "memory", "confidence": 0.9},
+                "root_cause": "x < y > z",
+                "initiating_rank": None,
+                "link": "https://rootcause.example/diagnoses/1/",
+            },
+        }
+    )
+
+    texts = [b["text"]["text"] for b in message["blocks"] if b["type"] == "section"]
+    assert texts == [
+        "*<https://rootcause.example/diagnoses/1/|A &lt;b&gt; &amp; c>* · memory · confidence 0.90",
+        "x &lt; y &gt; z",
+    ]
+
+
+# --- DNS rebinding: the request goes to the address that was checked ----------------------------
+
+
+def test_a_name_resolving_to_loopback_is_refused_when_private_addresses_are_off(receiver, settings):
+    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
+    port = receiver.server.server_address[1]
+
+    sent = alerts._send(f"http://localhost:{port}/hook", "{}", {})
+
+    assert sent.status_code is None
+    assert sent.error.startswith("refused")
+    assert receiver.received == []
+
+
+def test_the_connection_goes_to_the_resolved_address_with_the_name_in_the_host_header(
+    receiver, monkeypatch
+):
+    port = receiver.server.server_address[1]
+    lookups: list[str] = []
+
+    def resolver(host: str, port: int) -> list[str]:
+        lookups.append(host)
+        return ["127.0.0.1"]
+
+    monkeypatch.setattr(alerts, "resolve", resolver)
+
+    sent = alerts._send(f"http://hooks.acme.example:{port}/hook", "{}", {})
+
+    assert sent.status_code == 200
+    assert lookups == ["hooks.acme.example"]  # resolved once, by the check
+    ((path, headers, _),) = receiver.received
+    assert path == "/hook"
+    assert {k.lower(): v for k, v in headers.items()}["host"] == f"hooks.acme.example:{port}"
+
+
+class _Rebinding:
+    """A resolver that answers a public address the first time and loopback afterwards, as a
+    rebinding attacker's DNS server would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, host: str, port: int) -> list[str]:
+        self.calls += 1
+        return ["93.184.215.14"] if self.calls == 1 else ["127.0.0.1"]
+
+
+def test_a_rebinding_name_is_connected_to_at_the_address_that_was_checked(settings, monkeypatch):
+    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
+    monkeypatch.setattr(alerts, "resolve", _Rebinding())
+    seen: list[Any] = []
+
+    def internet(request: Any) -> Any:  # stands in for the public host: no network in tests
+        import httpx
+
+        seen.append(request)
+        return httpx.Response(200, text="ok")
+
+    import httpx
+
+    monkeypatch.setattr(alerts, "transport", lambda: httpx.MockTransport(internet))
+
+    sent = alerts._send("https://hooks.attacker.example/hook", "{}", {})
+
+    assert sent.status_code == 200
+    (request,) = seen
+    assert request.url.host == "93.184.215.14"  # the checked address, not the second answer
+    assert request.url.path == "/hook"
+    assert request.headers["host"] == "hooks.attacker.example"
+    assert request.extensions["sni_hostname"] == "hooks.attacker.example"
+
+
+def test_a_redirect_to_a_name_that_now_resolves_to_loopback_is_refused(
+    receiver, settings, monkeypatch
+):
+    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
+    monkeypatch.setattr(alerts, "resolve", _Rebinding())
+    port = receiver.server.server_address[1]
+    seen: list[Any] = []
+    import httpx
+
+    def internet(request: Any) -> Any:
+        seen.append(request)
+        return httpx.Response(307, headers={"location": f"http://hooks.attacker.example:{port}/"})
+
+    monkeypatch.setattr(alerts, "transport", lambda: httpx.MockTransport(internet))
+
+    sent = alerts._send("https://hooks.attacker.example/hook", "{}", {})
+
+    assert len(seen) == 1
+    assert sent.error.startswith("refused")
+    assert receiver.received == []
