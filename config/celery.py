@@ -18,6 +18,11 @@ app.conf.beat_schedule = {
         "task": "workers.tasks.sweep_stuck_diagnoses",
         "schedule": 60.0,
     },
+    # Alert deliveries whose message was lost (a worker killed between commit and publication).
+    "sweep-pending-deliveries": {
+        "task": "workers.tasks.sweep_pending_deliveries",
+        "schedule": 60.0,
+    },
     # E-mails managers a few days before their Scale evaluation ends; each notice is sent once.
     "evaluation-ending-notices": {
         "task": "billing_tiers.tasks.send_evaluation_ending_notices",

@@ -182,6 +182,9 @@ ANONYMOUS_RESULT_HOURS = env_int("ANONYMOUS_RESULT_HOURS", 24, minimum=1)
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 # Webhooks may reach private, loopback and link-local addresses: for tests and local trials only.
 WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", default=False)
+# How long a task holds an alert delivery while sending it; past it (the worker died), another copy
+# of the task may send it, with the same id. Longer than the delivery task's time limit (90 s).
+WEBHOOK_DELIVERY_LEASE_SECONDS = env_int("WEBHOOK_DELIVERY_LEASE_SECONDS", 120, minimum=1)
 # Days the quota ledger (per-day counters and charges) is kept before the daily purge.
 QUOTA_LEDGER_DAYS = env_int("QUOTA_LEDGER_DAYS", 35, minimum=2)
 EVALUATION_DAYS = env_int("EVALUATION_DAYS", 14, minimum=1)

@@ -17,6 +17,7 @@ import json
 import logging
 import random
 import secrets
+import smtplib
 import socket
 import time
 import uuid
@@ -28,8 +29,11 @@ from urllib.parse import urljoin, urlsplit
 import celery
 import httpx
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 from standardwebhooks import Webhook as Signer
@@ -46,6 +50,7 @@ from diagnosis.selectors import stored_result
 from rootcause.result import as_json
 
 logger = logging.getLogger(__name__)
+User = get_user_model()
 
 DELIVER_TASK = "workers.tasks.deliver_webhook"
 EVENT_DIAGNOSIS_DONE = "diagnosis.done"
@@ -57,6 +62,8 @@ GIVE_UP_AFTER = timedelta(days=1)
 TIMEOUT_SECONDS = 10.0
 MAX_REDIRECTS = 3
 EXCERPT_CHARS = 500
+# A message scheduled for an attempt counts as due this much before the row says so.
+DUE_TOLERANCE = timedelta(seconds=1)
 
 
 # --- Endpoints ----------------------------------------------------------------------------------
@@ -71,27 +78,36 @@ def _require_alerts(organization: Organization, actor: Actor | None = None) -> N
         )
 
 
-def webhooks_for(actor: Actor) -> QuerySet[Webhook]:
-    """The organisation's endpoints: owners and admins, on a tier with alerts."""
+def webhooks_for(actor: Actor, channel: str = Webhook.Channel.WEBHOOK) -> QuerySet[Webhook]:
+    """The organisation's webhooks (or e-mail alerts): owners and admins, on a tier with alerts."""
     organization = require_manager(actor)
     _require_alerts(organization, actor)
-    return Webhook.objects.filter(organization=organization).order_by("created_at")
+    return Webhook.objects.filter(organization=organization, channel=channel).order_by("created_at")
 
 
-def get_webhook_for(actor: Actor, webhook_id: uuid.UUID | str) -> Webhook:
+def email_alerts_for(actor: Actor) -> QuerySet[Webhook]:
+    return webhooks_for(actor, Webhook.Channel.EMAIL).prefetch_related("recipients")
+
+
+def get_webhook_for(
+    actor: Actor, webhook_id: uuid.UUID | str, channel: str = Webhook.Channel.WEBHOOK
+) -> Webhook:
     try:
-        return webhooks_for(actor).get(id=webhook_id)
-    except (Webhook.DoesNotExist, ValueError):
+        return webhooks_for(actor, channel).get(id=webhook_id)
+    except (Webhook.DoesNotExist, ValueError, ValidationError):
         raise Http404("No such webhook.") from None
 
 
 def get_delivery_for(
-    actor: Actor, webhook_id: uuid.UUID | str, delivery_id: uuid.UUID | str
+    actor: Actor,
+    webhook_id: uuid.UUID | str,
+    delivery_id: uuid.UUID | str,
+    channel: str = Webhook.Channel.WEBHOOK,
 ) -> WebhookDelivery:
-    webhook = get_webhook_for(actor, webhook_id)
+    webhook = get_webhook_for(actor, webhook_id, channel)
     try:
         return webhook.deliveries.get(id=delivery_id)
-    except (WebhookDelivery.DoesNotExist, ValueError):
+    except (WebhookDelivery.DoesNotExist, ValueError, ValidationError):
         raise Http404("No such delivery.") from None
 
 
@@ -125,6 +141,34 @@ def create_webhook(*, actor: Actor, url: str, filters: WebhookFilters) -> Webhoo
         payload_format=filters.payload_format,
         created_by=actor.user,
     )
+
+
+def create_email_alert(
+    *, actor: Actor, recipient_ids: list[int], filters: WebhookFilters
+) -> Webhook:
+    """An e-mail alert to chosen members of the organisation (by user id), with filters."""
+    organization = require_manager(actor)
+    _require_alerts(organization, actor)
+    members = list(
+        User.objects.filter(
+            id__in=recipient_ids, memberships__organization=organization, is_active=True
+        )
+    )
+    if not members or len(members) != len(set(recipient_ids)):
+        raise ApplicationError("Choose one or more members of the organisation.")
+    with transaction.atomic():
+        alert = Webhook.objects.create(
+            organization=organization,
+            channel=Webhook.Channel.EMAIL,
+            secret="",
+            category=filters.category,
+            failure_slug=filters.failure_slug,
+            min_confidence=filters.min_confidence,
+            first_occurrence_only=filters.first_occurrence_only,
+            created_by=actor.user,
+        )
+        alert.recipients.set(members)
+    return alert
 
 
 def delete_webhook(*, actor: Actor, webhook: Webhook) -> None:
@@ -284,7 +328,10 @@ def redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDelivery:
     require_manager(actor)
     with transaction.atomic():
         WebhookDelivery.objects.filter(id=delivery.id).update(
-            state=WebhookDelivery.State.PENDING, created_at=timezone.now(), finished_at=None
+            state=WebhookDelivery.State.PENDING,
+            created_at=timezone.now(),
+            finished_at=None,
+            next_attempt_at=None,
         )
         _enqueue_delivery(delivery.id)
     delivery.refresh_from_db()
@@ -371,6 +418,12 @@ class Sent:
     excerpt: str
     error: str
     latency_ms: int
+    # An e-mail has no status code: handed to the mail server is delivered.
+    mailed: bool = False
+
+    @property
+    def delivered(self) -> bool:
+        return self.mailed or (self.status_code is not None and 200 <= self.status_code < 300)
 
 
 def transport() -> httpx.BaseTransport:
@@ -432,30 +485,70 @@ def backoff_seconds(attempts: int) -> float:
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
-def attempt_delivery(*, delivery_id: uuid.UUID | str) -> float | None:
-    """Sends a pending delivery once and records the attempt. Returns the seconds to wait before
-    the next attempt, or None when there is none to make (delivered, given up, not pending)."""
-    delivery = (
-        WebhookDelivery.objects.select_related("webhook")
-        .filter(id=delivery_id, state=WebhookDelivery.State.PENDING)
-        .first()
-    )
-    if delivery is None:
-        return None
-    body = json.dumps(
-        slack_message(delivery.payload)
-        if delivery.webhook.payload_format == Webhook.Format.SLACK
-        else delivery.payload,
-        separators=(",", ":"),
-    )
-    sent = _send(
-        delivery.webhook.url, body, signed_headers(delivery.webhook, str(delivery.id), body)
-    )
+@dataclass(frozen=True)
+class Busy:
+    """Another task holds the delivery's lease; look again when it expires."""
+
+    retry_after: float
+
+
+def _lease() -> timedelta:
+    return timedelta(seconds=settings.WEBHOOK_DELIVERY_LEASE_SECONDS)
+
+
+def _claim(delivery_id: uuid.UUID | str) -> WebhookDelivery | Busy | None:
+    """Compare-and-set: takes a pending delivery whose attempt is due and whose lease is free.
+    None when there is nothing to do: not pending (delivered, given up, deleted) or not yet due
+    (a duplicate message: the one scheduled for the next attempt comes later)."""
     now = timezone.now()
-    delivered = sent.status_code is not None and 200 <= sent.status_code < 300
-    given_up = not delivered and (
+    due = Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now + DUE_TOLERANCE)
+    free = Q(leased_until__isnull=True) | Q(leased_until__lt=now)
+    pending = WebhookDelivery.objects.filter(id=delivery_id, state=WebhookDelivery.State.PENDING)
+    try:
+        claimed = pending.filter(due & free).update(leased_until=now + _lease())
+    except (ValueError, ValidationError):
+        return None
+    row = pending.select_related("webhook").first()
+    if row is None:
+        return None
+    if claimed:
+        return row
+    if row.leased_until is not None and row.leased_until >= now:
+        return Busy(max(1.0, (row.leased_until - now).total_seconds()))
+    return None
+
+
+def attempt_delivery(*, delivery_id: uuid.UUID | str) -> float | Busy | None:
+    """Sends a pending delivery once and records the attempt. Returns the seconds to wait before
+    the next attempt, Busy when another task is sending it (it may have been killed: look again
+    when its lease expires), or None when there is nothing to do."""
+    delivery = _claim(delivery_id)
+    if not isinstance(delivery, WebhookDelivery):
+        return delivery
+    if delivery.webhook.channel == Webhook.Channel.EMAIL:
+        sent = _send_email(delivery)
+    else:
+        body = json.dumps(
+            slack_message(delivery.payload)
+            if delivery.webhook.payload_format == Webhook.Format.SLACK
+            else delivery.payload,
+            separators=(",", ":"),
+        )
+        sent = _send(
+            delivery.webhook.url, body, signed_headers(delivery.webhook, str(delivery.id), body)
+        )
+    now = timezone.now()
+    given_up = not sent.delivered and (
         not _retryable(sent) or now - delivery.created_at >= GIVE_UP_AFTER
     )
+    state = (
+        WebhookDelivery.State.DELIVERED
+        if sent.delivered
+        else WebhookDelivery.State.FAILED
+        if given_up
+        else WebhookDelivery.State.PENDING
+    )
+    next_at = now + timedelta(seconds=backoff_seconds(delivery.attempts + 1))
     with transaction.atomic():
         DeliveryAttempt.objects.create(
             organization_id=delivery.organization_id,
@@ -465,23 +558,101 @@ def attempt_delivery(*, delivery_id: uuid.UUID | str) -> float | None:
             error=sent.error[:255],
             response_excerpt=sent.excerpt,
         )
-        state = (
-            WebhookDelivery.State.DELIVERED
-            if delivered
-            else WebhookDelivery.State.FAILED
-            if given_up
-            else WebhookDelivery.State.PENDING
-        )
         WebhookDelivery.objects.filter(id=delivery.id).update(
             attempts=delivery.attempts + 1,
             state=state,
+            leased_until=None,
+            next_attempt_at=next_at if state == WebhookDelivery.State.PENDING else None,
             finished_at=None if state == WebhookDelivery.State.PENDING else now,
         )
     if state != WebhookDelivery.State.PENDING:
         if given_up:
             logger.warning("webhook delivery %s given up: %s", delivery.id, sent.status_code)
         return None
-    return backoff_seconds(delivery.attempts + 1)
+    # Measured after the commit, so the message is never due before the row says it is.
+    return max(0.0, (next_at - timezone.now()).total_seconds())
+
+
+def sweep_pending_deliveries() -> int:
+    """Enqueues pending deliveries whose message was lost: a worker killed between the commit
+    that wrote the row and the message's publication, or a scheduled attempt's message gone
+    from Redis. Their attempt is overdue by a lease and nobody holds them (the beat, every
+    minute). A duplicate message is harmless: the claim lets one of them send."""
+    now = timezone.now()
+    overdue = now - _lease()
+    stale = WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING).filter(
+        Q(next_attempt_at__lt=overdue) | Q(next_attempt_at__isnull=True, created_at__lt=overdue),
+        Q(leased_until__isnull=True) | Q(leased_until__lt=now),
+    )
+    count = 0
+    for delivery_id in stale.values_list("id", flat=True)[:500]:
+        _enqueue_delivery(delivery_id)
+        count += 1
+    if count:
+        logger.info("re-enqueued %d pending deliveries", count)
+    return count
+
+
+# --- E-mail -------------------------------------------------------------------------------------
+
+
+def email_text(payload: dict[str, Any]) -> tuple[str, str]:
+    """The subject and the plain-text body of an alert e-mail: masked text only (the stored
+    result), with the link to the result."""
+    data = payload.get("data", {})
+    if payload.get("type") != EVENT_DIAGNOSIS_DONE:
+        return (
+            "rootcause: test alert",
+            "This is a test of a rootcause e-mail alert: alerts on finished diagnoses that "
+            f"match its filters come to this address.\n\n{data.get('link', '')}\n",
+        )
+    failure = data.get("failure") or {}
+    title = failure.get("title") or "No known failure matched"
+    lines = [title]
+    if failure.get("category") or failure.get("confidence") is not None:
+        lines[0] += (
+            f" ({failure.get('category', '')}, confidence {failure.get('confidence', 0):.2f})"
+        )
+    if data.get("root_cause"):
+        lines += ["", f"Root cause: {data['root_cause']}"]
+    if data.get("initiating_rank") is not None:
+        lines += [f"Rank {data['initiating_rank']} failed first; the others followed from it."]
+    steps = (data.get("remediation") or {}).get("steps") or []
+    if steps:
+        lines += ["", "Fix:", *(f"{n}. {step}" for n, step in enumerate(steps, 1))]
+    lines += ["", f"The result: {data.get('link', '')}", ""]
+    return f"rootcause: {title}", "\n".join(lines)
+
+
+def _send_email(delivery: WebhookDelivery) -> Sent:
+    """One e-mail per recipient still a member of the organisation; the delivery's id in a
+    header, as a webhook's `webhook-id`."""
+    started = time.monotonic()
+    recipients = list(
+        delivery.webhook.recipients.filter(
+            is_active=True, memberships__organization_id=delivery.organization_id
+        ).values_list("email", flat=True)
+    )
+    if not recipients:
+        return Sent(None, "", "refused: no recipient is still a member", 0)
+    subject, body = email_text(delivery.payload)
+    messages = [
+        EmailMessage(
+            subject=subject,
+            body=body,
+            to=[address],
+            headers={"X-Rootcause-Delivery": str(delivery.id)},
+        )
+        for address in recipients
+    ]
+    try:
+        with get_connection() as connection:
+            sent = connection.send_messages(messages) or 0
+    except (OSError, smtplib.SMTPException) as exc:
+        elapsed = int((time.monotonic() - started) * 1000)
+        return Sent(None, "", f"no answer ({type(exc).__name__})", elapsed)
+    elapsed = int((time.monotonic() - started) * 1000)
+    return Sent(None, f"mailed to {sent} member{'s' if sent != 1 else ''}", "", elapsed, True)
 
 
 def deliveries_for(actor: Actor, webhook: Webhook) -> QuerySet[WebhookDelivery]:

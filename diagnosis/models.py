@@ -152,13 +152,24 @@ class Diagnosis(models.Model):
 
 
 class Webhook(models.Model):
-    """An organisation's endpoint for alerts on finished diagnoses, with its filters."""
+    """An organisation's alert on finished diagnoses, with its filters: an HTTP endpoint (a
+    webhook) or e-mails to chosen members. Both go through the same outbox (WebhookDelivery)."""
+
+    class Channel(models.TextChoices):
+        WEBHOOK = "webhook"
+        EMAIL = "email"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="webhooks"
     )
-    url = models.URLField(max_length=500)
+    channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.WEBHOOK)
+    # A webhook's endpoint; empty for an e-mail alert.
+    url = models.URLField(max_length=500, blank=True)
+    # An e-mail alert's recipients: members of the organisation (checked again when sending).
+    recipients = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="email_alerts"
+    )
     # The Standard Webhooks signing secret (`whsec_` + base64): shown once, needed to sign.
     secret = models.CharField(max_length=100)
     # Filters; empty or zero means "any".
@@ -182,6 +193,10 @@ class Webhook(models.Model):
             models.CheckConstraint(
                 condition=models.Q(min_confidence__gte=0, min_confidence__lte=1),
                 name="webhook_min_confidence_fraction",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(channel="email") | ~models.Q(url=""),
+                name="webhook_has_url",
             ),
         ]
 
@@ -207,6 +222,12 @@ class WebhookDelivery(models.Model):
     payload: models.JSONField[Any] = models.JSONField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # A pending delivery's next attempt is due then (null: now); a message that comes earlier
+    # (a duplicate) does nothing.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # A task is sending it until then; another copy of the task waits for the lease to expire
+    # (the holder may have been killed) rather than send it alongside.
+    leased_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -223,6 +244,12 @@ class WebhookDelivery(models.Model):
         indexes = [
             # The delivery log of one endpoint, newest first.
             models.Index(fields=["webhook", "-created_at"], name="webhook_delivery_log"),
+            # The sweeper: pending deliveries whose message may have been lost.
+            models.Index(
+                fields=["next_attempt_at"],
+                condition=models.Q(state="pending"),
+                name="webhook_delivery_pending",
+            ),
         ]
 
     def __str__(self) -> str:

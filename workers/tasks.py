@@ -92,8 +92,17 @@ def deliver_webhook(delivery_id: str) -> None:
 
     The next attempt is a new message with a countdown rather than a Celery retry: the service
     bounds the attempts (a day after the event), and the outbox row, not the message, holds the
-    state, so a lost message is at worst a delivery the redeliver action sends again.
+    state (when the next attempt is due, who holds it): a duplicate message does nothing, and a
+    lost one is found by `sweep_pending_deliveries`.
     """
     wait = alerts.attempt_delivery(delivery_id=delivery_id)
-    if wait is not None:
+    if isinstance(wait, alerts.Busy):
+        # Another task is sending it, or was killed doing so: look again when its lease expires.
+        deliver_webhook.apply_async(args=(delivery_id,), countdown=wait.retry_after)
+    elif wait is not None:
         deliver_webhook.apply_async(args=(delivery_id,), countdown=wait)
+
+
+@shared_task(name="workers.tasks.sweep_pending_deliveries", acks_late=True, time_limit=120)
+def sweep_pending_deliveries() -> int:
+    return alerts.sweep_pending_deliveries()

@@ -139,8 +139,10 @@ def test_a_finished_diagnosis_is_posted_signed_with_its_result(
 
 
 def test_retries_on_5xx_and_429_then_succeeds(
-    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
+    acme_scale, alice_api, receiver, django_capture_on_commit_callbacks, monkeypatch
 ):
+    # Tasks run inline here, countdowns and all: the next attempt must be due at once.
+    monkeypatch.setattr(alerts, "backoff_seconds", lambda attempts: 0.0)
     hook = _webhook(alice_api, receiver.url)
     receiver.script = [500, 429, 503]
 
@@ -488,3 +490,44 @@ def test_a_redirect_to_a_name_that_now_resolves_to_loopback_is_refused(
     assert len(seen) == 1
     assert sent.error.startswith("refused")
     assert receiver.received == []
+
+
+# --- The delivery's lease: a duplicate message never sends alongside, a lost one is swept ---------
+
+
+def test_a_duplicate_message_neither_sends_alongside_nor_early_and_a_lost_one_is_swept(
+    acme_scale, alice, receiver, django_capture_on_commit_callbacks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from diagnosis.models import Webhook
+
+    hook = Webhook.objects.create(
+        organization=acme_scale, url=receiver.url, secret=alerts.new_secret()
+    )
+    delivery = alerts.send_test_event(
+        actor=actor_for_person(alice, acme_scale.pk), webhook=hook
+    )  # its message is never published: on_commit is not run here
+    rows = WebhookDelivery.objects.filter(id=delivery.id)
+
+    rows.update(leased_until=timezone.now() + timedelta(seconds=30))  # another task sends it
+    busy = alerts.attempt_delivery(delivery_id=delivery.id)
+    assert isinstance(busy, alerts.Busy)
+    assert 20 < busy.retry_after <= 30
+
+    rows.update(leased_until=None, next_attempt_at=timezone.now() + timedelta(minutes=5))
+    assert alerts.attempt_delivery(delivery_id=delivery.id) is None  # not due: a duplicate
+    assert receiver.received == []
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alerts.sweep_pending_deliveries() == 0  # scheduled, not lost
+
+    rows.update(next_attempt_at=timezone.now() - timedelta(minutes=5))  # its message was lost
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alerts.sweep_pending_deliveries() == 1
+
+    assert len(receiver.received) == 1
+    assert rows.get().state == "delivered"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alerts.sweep_pending_deliveries() == 0

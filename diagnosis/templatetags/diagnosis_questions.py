@@ -1,0 +1,33 @@
+"""`{% question_box diagnosis %}`: the follow-up question box under a result and its thread
+(Scale), or what tier unlocks it, so that the result page's view need not know about it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from accounts.actors import actor_of
+from billing_tiers.entitlements import entitlements_for
+from billing_tiers.models import Tier
+from diagnosis.forms import QuestionForm
+from diagnosis.models import Diagnosis
+
+register = template.Library()
+
+
+@register.inclusion_tag("diagnosis/_questions.html", takes_context=True)
+def question_box(context: template.Context, diagnosis: Diagnosis) -> dict[str, Any]:
+    request = context["request"]
+    entitled = entitlements_for(actor_of(request))
+    allowed = entitled.follow_up_questions and diagnosis.organization_id is not None
+    return {
+        "diagnosis": diagnosis,
+        "allowed": allowed,
+        "visitor": diagnosis.organization_id is None,
+        "unlocking_tier": Tier.SCALE.label,
+        "current_tier": entitled.tier.label,
+        "thread": list(diagnosis.questions.order_by("created_at")) if allowed else [],
+        "form": QuestionForm(),
+        "csrf_token": context.get("csrf_token"),
+    }
