@@ -91,10 +91,11 @@ def _quota_exceeded(entitlements: Entitlements, now: datetime) -> QuotaExceeded:
     )
 
 
-def check_quota(*, actor: Actor) -> QuotaStatus:
+def check_quota(*, actor: Actor, entitlements: Entitlements | None = None) -> QuotaStatus:
     """Today's quota of the actor; raises QuotaExceeded (429, worded, with its headers) when
-    nothing is left. Charges nothing: callers check before costly work, then charge_quota."""
-    entitlements = entitlements_for(actor)
+    nothing is left. Charges nothing: callers check before costly work, then charge_quota.
+    `entitlements`, when the caller has them already: working out the tier takes queries."""
+    entitlements = entitlements or entitlements_for(actor)
     status = quota_status(actor, entitlements=entitlements)
     if status.remaining <= 0:
         raise _quota_exceeded(entitlements, timezone.now())
@@ -102,7 +103,11 @@ def check_quota(*, actor: Actor) -> QuotaStatus:
 
 
 def charge_quota(
-    *, actor: Actor, reference: str | uuid.UUID = "", idempotency_key: str = ""
+    *,
+    actor: Actor,
+    reference: str | uuid.UUID = "",
+    idempotency_key: str = "",
+    entitlements: Entitlements | None = None,
 ) -> QuotaCharge:
     """Takes one unit of the actor's allowance for today (UTC), or raises QuotaExceeded (429).
 
@@ -116,7 +121,7 @@ def charge_quota(
     charge (the same row) instead of taking another unit, even when the two race: the second
     insert waits for the first transaction and then finds its row.
     """
-    entitlements = entitlements_for(actor)
+    entitlements = entitlements or entitlements_for(actor)
     subject = quota_subject(actor)
     now = timezone.now()
     day = utc_day(now)

@@ -32,6 +32,7 @@ from rest_framework.views import APIView
 
 from accounts.actors import SCOPE_DIAGNOSES_READ, SCOPE_DIAGNOSES_WRITE, Actor, actor_of
 from accounts.selectors import require_scope
+from billing_tiers.entitlements import Entitlements
 from billing_tiers.selectors import quota_status, rate_limit_headers
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis import selectors, services
@@ -186,6 +187,8 @@ class QuotaHeadersApiView(APIView):
     # The actor whose quota the headers show, when not the request's: a person who had no
     # organisation acts, once they submit, for the personal one made for them.
     quota_actor: Actor | None = None
+    # Its tier, when the call worked it out already (a submission): it takes a few queries.
+    quota_entitlements: Entitlements | None = None
 
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any
@@ -193,7 +196,9 @@ class QuotaHeadersApiView(APIView):
         response = super().finalize_response(request, response, *args, **kwargs)
         # A failed authentication (401) has no caller whose quota we could tell.
         if response.status_code != 401 and "RateLimit-Limit" not in response:
-            status = quota_status(self.quota_actor or actor_of(request))
+            status = quota_status(
+                self.quota_actor or actor_of(request), entitlements=self.quota_entitlements
+            )
             for header, value in rate_limit_headers(status).items():
                 response[header] = value
         return response
@@ -346,6 +351,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
             idempotency_key=request.headers.get("Idempotency-Key", ""),
         )
         self.quota_actor = submission.actor
+        self.quota_entitlements = submission.entitlements
         diagnosis = submission.diagnosis
         diagnosis.refresh_from_db()
         location = f"/api/v1/diagnoses/{diagnosis.id}"

@@ -25,8 +25,9 @@ from accounts.actors import Actor, actor_for_person
 from accounts.models import Organization
 from accounts.selectors import masking_rules_of, require_manager
 from accounts.services import create_personal_organization
+from billing_tiers.entitlements import Entitlements
 from billing_tiers.errors import QuotaExceeded
-from billing_tiers.selectors import entitlements_for_organization
+from billing_tiers.selectors import entitlements_for, entitlements_for_organization
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
 from config.problems import ApplicationError, Conflict, PayloadTooLarge, Unprocessable
 from diagnosis.alerts import enqueue_alerts
@@ -104,6 +105,9 @@ class Submission:
     # A visitor's key to the result, in its link: given out in this answer only (the row keeps
     # its digest). Empty for an organisation's diagnosis.
     access_key: str = ""
+    # The actor's tier, as worked out once for the quota check and the charge (None for a
+    # repeated Idempotency-Key, which is charged nothing).
+    entitlements: Entitlements | None = None
 
 
 class KeyAlreadyUsed(Conflict):
@@ -216,8 +220,10 @@ def submit_diagnosis(
     actor = _acting_for_an_organization(actor)
     # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
     # later, with the row.
+    # The tier once for the check, the charge and the answer's quota headers: it takes queries.
+    entitlements = entitlements_for(actor)
     try:
-        check_quota(actor=actor)
+        check_quota(actor=actor, entitlements=entitlements)
     except QuotaExceeded:
         QUOTA_REFUSALS.inc()
         raise
@@ -251,14 +257,19 @@ def submit_diagnosis(
         )
         with transaction.atomic():
             # The quota ledger gets the key's digest too: no table holds the key itself.
-            charge = charge_quota(actor=actor, reference=diagnosis_id, idempotency_key=key_digest)
+            charge = charge_quota(
+                actor=actor,
+                reference=diagnosis_id,
+                idempotency_key=key_digest,
+                entitlements=entitlements,
+            )
             if charge.reference != str(diagnosis_id):
                 # The key's first charge, made for another diagnosis: a racing duplicate that
                 # committed first, or one deleted or past its window since (then this one is
                 # charged anew).
                 earlier = _by_idempotency_key(actor, key_digest)
                 if earlier is None:
-                    charge_quota(actor=actor, reference=diagnosis_id)
+                    charge_quota(actor=actor, reference=diagnosis_id, entitlements=entitlements)
             if earlier is None:
                 diagnosis = Diagnosis.objects.create(
                     id=diagnosis_id,
@@ -287,7 +298,9 @@ def submit_diagnosis(
     if earlier is not None:
         store.delete(raw_key)
         return _repeated(actor, earlier, body_digest)
-    return Submission(diagnosis, created=True, actor=actor, access_key=access_key)
+    return Submission(
+        diagnosis, created=True, actor=actor, access_key=access_key, entitlements=entitlements
+    )
 
 
 def delete_diagnosis(*, actor: Actor, diagnosis: Diagnosis) -> None:
