@@ -6,7 +6,7 @@ UV_VERSION := 0.13.9
 PORT ?= 8000
 SHARED ?= ../shared
 
-.PHONY: install lock check-client run worker beat test test-fast lint format eval bench clean vscode
+.PHONY: install lock check-client run worker beat test test-fast lint format eval bench clean vscode realruns
 
 # The marker file is rebuilt whenever the lock file changes, so `make run` installs only when needed.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -67,8 +67,22 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Every corpus of $(SHARED)/corpus and bench/realruns/corpus (dev and sealed apart), written to
+# docs/accuracy.md with the date and commit. Without $(SHARED), the in-repo corpora alone.
 eval: install
-	$(BIN)/python -m bench.eval --corpus $(SHARED)/corpus/dev
+	$(BIN)/python -m bench.eval --shared $(SHARED) --write-docs
+
+# The run-produced corpus (bench/realruns/README.md): real PyTorch programs on CPU, in a virtualenv
+# of their own so torch never enters .venv. pip, not uv: it takes the CPU wheel of /opt/wheels.
+REALRUNS_VENV := .venv-realruns
+$(REALRUNS_VENV)/.installed: bench/realruns/requirements.txt
+	test -x $(REALRUNS_VENV)/bin/python || $(PYTHON) -m venv $(REALRUNS_VENV)
+	$(REALRUNS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		$(if $(wildcard /opt/wheels),--find-links /opt/wheels) -r bench/realruns/requirements.txt
+	touch $@
+
+realruns: $(REALRUNS_VENV)/.installed
+	$(REALRUNS_VENV)/bin/python bench/realruns/generate.py
 
 bench: install
 	$(BIN)/python -m bench.run

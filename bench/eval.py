@@ -1,23 +1,39 @@
-"""`make eval`: the offline diagnosis path over a labelled corpus, with accuracy figures.
+"""`make eval`: the offline diagnosis path over every labelled corpus, with accuracy figures.
+
+The corpora: each directory under `../shared/corpus/` that holds a labels.jsonl (dev, dev2, ...;
+absent on a user's clone, then skipped), and the run-produced corpus of this repository,
+`bench/realruns/corpus/dev` and `bench/realruns/corpus/sealed` (reported separately; nobody
+tuning the engine reads the sealed logs). `--corpus DIR` (repeatable) scores only the named ones.
 
 Top-1 accuracy counts every labelled file (healthy logs are right when the outcome is no_match).
 Initiating-rank accuracy counts only the files whose label names a rank (initiating_rank not null):
 a file is right when the engine names that same rank. A stricter second figure covers every
 multi-rank log: where the label says no rank can be singled out (null), naming one is wrong too.
-A healthy log is misdiagnosed when the engine names any failure class for it.
+A healthy log is misdiagnosed when the engine names any failure class for it. The per-class table
+gives, for each labelled class, its support, how many were named right, the recall, and what the
+engine said instead for the others.
+
+`--write-docs` writes the report to docs/accuracy.md with the date and the commit.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import subprocess
 import sys
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
+
+ROOT = Path(__file__).resolve().parent.parent
+REALRUNS = ROOT / "bench" / "realruns" / "corpus"
+DOCS = ROOT / "docs" / "accuracy.md"
 
 
 def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
@@ -27,20 +43,30 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
         if line.strip()
     ]
     misses: list[dict[str, Any]] = []
-    top1 = rank_total = rank_ok = healthy_bad = multi_total = multi_ok = 0
+    top1 = rank_total = rank_ok = healthy_bad = healthy_total = multi_total = multi_ok = 0
+    support: Counter[str] = Counter()
+    correct: Counter[str] = Counter()
+    confused: dict[str, Counter[str]] = defaultdict(Counter)
     started = time.perf_counter()
     for label in labels:
+        expected = label["slug"]
+        support[expected] += 1
+        healthy_total += expected == "none"
         try:
             result = diagnose_path(str(corpus / label["file"]), engine)
         except InputError as exc:
-            misses.append(
-                {"file": label["file"], "expected": label["slug"], "got": f"error: {exc}"}
-            )
+            confused[expected]["error"] += 1
+            healthy_bad += expected == "none"
+            misses.append({"file": label["file"], "expected": expected, "got": f"error: {exc}"})
             continue
         got = result.failure.slug if result.failure is not None else "none"
-        class_ok = got == label["slug"]
+        class_ok = got == expected
         top1 += class_ok
-        if label["slug"] == "none" and got != "none":
+        if class_ok:
+            correct[expected] += 1
+        else:
+            confused[expected][got] += 1
+        if expected == "none" and got != "none":
             healthy_bad += 1
         rank_checked = label.get("initiating_rank") is not None
         rank_right = not rank_checked or result.initiating_rank == label["initiating_rank"]
@@ -54,23 +80,52 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
             misses.append(
                 {
                     "file": label["file"],
-                    "expected": label["slug"],
+                    "expected": expected,
                     "got": got,
                     "expected_rank": label.get("initiating_rank"),
                     "got_rank": result.initiating_rank,
                 }
             )
+    classes = [
+        {
+            "slug": slug,
+            "support": support[slug],
+            "correct": correct[slug],
+            "recall": correct[slug] / support[slug],
+            "confused_with": dict(confused[slug].most_common()),
+        }
+        for slug in sorted(support)
+    ]
     return {
         "files": len(labels),
+        "top1_count": top1,
         "top1": top1 / len(labels) if labels else 0.0,
         "rank_files": rank_total,
+        "rank_ok": rank_ok,
         "rank_accuracy": rank_ok / rank_total if rank_total else 1.0,
         "multi_rank_files": multi_total,
+        "multi_rank_ok": multi_ok,
         "multi_rank_accuracy": multi_ok / multi_total if multi_total else 1.0,
+        "healthy_files": healthy_total,
         "healthy_misdiagnosed": healthy_bad,
+        "classes": classes,
         "misses": misses,
         "seconds": time.perf_counter() - started,
     }
+
+
+def default_corpora(shared: Path) -> list[tuple[str, Path]]:
+    """(name, directory) for every corpus found: the shared ones, then the run-produced ones."""
+    found: list[tuple[str, Path]] = []
+    shared_corpus = shared / "corpus"
+    if shared_corpus.is_dir():
+        for directory in sorted(shared_corpus.iterdir()):
+            if (directory / "labels.jsonl").is_file():
+                found.append((f"shared/{directory.name}", directory))
+    for part in ("dev", "sealed"):
+        if (REALRUNS / part / "labels.jsonl").is_file():
+            found.append((f"realruns/{part}", REALRUNS / part))
+    return found
 
 
 QUESTIONS = Path(__file__).with_name("questions.json")
@@ -92,38 +147,155 @@ def follow_up_figure(cases_path: Path = QUESTIONS) -> dict[str, Any]:
     return evaluate_questions(cases, [dict(entry) for entry in load_entries()])
 
 
+def pct(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "n/a"
+
+
+def summary_lines(name: str, report: dict[str, Any]) -> list[str]:
+    return [
+        f"{name}: {report['files']} files ({report['seconds']:.1f} s)",
+        f"  top-1 class accuracy: {report['top1']:.1%} ({report['top1_count']}/{report['files']})",
+        f"  initiating-rank accuracy: {pct(report['rank_ok'], report['rank_files'])}"
+        f" over {report['rank_files']} files whose label names a rank",
+        f"  initiating rank on all {report['multi_rank_files']} multi-rank logs (null included):"
+        f" {pct(report['multi_rank_ok'], report['multi_rank_files'])}",
+        f"  healthy logs misdiagnosed: {report['healthy_misdiagnosed']}"
+        f" of {report['healthy_files']}",
+    ]
+
+
+def sealed(name: str) -> bool:
+    """A sealed corpus is scored blind: no file names, no confusions, only the figures."""
+    return Path(name).name == "sealed"
+
+
+def class_table(report: dict[str, Any], blind: bool = False) -> list[str]:
+    lines = [
+        "| class | support | correct | recall | named instead |",
+        "| --- | ---: | ---: | ---: | --- |",
+    ]
+    for row in report["classes"]:
+        instead = ", ".join(f"{slug} x{n}" for slug, n in row["confused_with"].items())
+        lines.append(
+            f"| {row['slug']} | {row['support']} | {row['correct']} | {row['recall']:.0%}"
+            f" | {'(sealed)' if blind and instead else instead} |"
+        )
+    return lines
+
+
+def current_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def accuracy_markdown(
+    reports: list[tuple[str, dict[str, Any]]], questions: dict[str, Any] | None
+) -> str:
+    today = datetime.datetime.now(tz=datetime.UTC).date().isoformat()
+    lines = [
+        "# Diagnosis accuracy",
+        "",
+        f"Written by `make eval` on {today} at commit `{current_commit()}`: the offline",
+        "diagnosis (`rootcause diagnose --offline`'s path) over every labelled corpus found.",
+        "`shared/*` are logs posted in public issue threads (and some run on CPU) from",
+        "`../shared/corpus/`, used while developing; `realruns/*` were produced by running the",
+        "programs of `bench/realruns/` (`make realruns`). Nobody tuning the engine reads",
+        "`realruns/sealed`, so its figure is the one closest to logs the engine has not seen (its",
+        "table leaves out what the misses were named instead).",
+        "",
+        "Initiating rank counts the files whose label names a rank; the strict figure counts",
+        "every multi-rank log, where naming a rank that the label says cannot be singled out is",
+        "wrong too.",
+        "",
+        "| corpus | files | top-1 | initiating rank | strict multi-rank | healthy misdiagnosed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, r in reports:
+        lines.append(
+            f"| {name} | {r['files']} | {r['top1']:.1%}"
+            f" | {pct(r['rank_ok'], r['rank_files'])} ({r['rank_ok']}/{r['rank_files']})"
+            f" | {pct(r['multi_rank_ok'], r['multi_rank_files'])}"
+            f" ({r['multi_rank_ok']}/{r['multi_rank_files']}) | {r['healthy_misdiagnosed']}"
+            f" of {r['healthy_files']} |"
+        )
+    if questions is not None:
+        lines += [
+            "",
+            "Follow-up questions (`bench/questions.json`): the right catalogue section quoted"
+            f" first for {questions['first_right']} of {questions['questions']}"
+            f" ({pct(questions['first_right'], questions['questions'])}).",
+        ]
+    for name, r in reports:
+        lines += ["", f"## {name}", "", *class_table(r, blind=sealed(name))]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument(
+        "--corpus", type=Path, action="append", help="score only this corpus (repeatable)"
+    )
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--write-docs", action="store_true", help=f"write {DOCS.name}")
+    parser.add_argument("--no-questions", action="store_true")
+    parser.add_argument("--classes", action="store_true", help="print the per-class tables")
+    parser.add_argument(
+        "--show-sealed",
+        action="store_true",
+        help="list the sealed corpus's misses (not for tuning)",
+    )
     args = parser.parse_args(argv)
-    if not (args.corpus / "labels.jsonl").is_file():
-        print(f"error: no labels.jsonl in {args.corpus}", file=sys.stderr)
-        return 2
-    report = evaluate(args.corpus, get_engine())
-    for miss in report["misses"]:
+    if args.corpus:
+        corpora = [(str(path), path) for path in args.corpus]
+        for _, path in corpora:
+            if not (path / "labels.jsonl").is_file():
+                print(f"error: no labels.jsonl in {path}", file=sys.stderr)
+                return 2
+    else:
+        corpora = default_corpora(args.shared)
+        if not (args.shared / "corpus").is_dir():
+            print(f"note: no {args.shared}/corpus; scoring the in-repo corpora only")
+    engine = get_engine()
+    reports = []
+    for name, path in corpora:
+        report = evaluate(path, engine)
+        reports.append((name, report))
+        if sealed(name) and not args.show_sealed:
+            print(f"{name}: {len(report['misses'])} misses (sealed: not listed)")
+            continue
+        for miss in report["misses"]:
+            print(
+                f"MISS {name}/{miss['file']}: expected {miss['expected']} got {miss['got']}"
+                f" (rank expected {miss.get('expected_rank')} got {miss.get('got_rank')})"
+            )
+    for name, report in reports:
+        print("\n".join(summary_lines(name, report)))
+        if args.classes:
+            print("\n".join(class_table(report, blind=sealed(name) and not args.show_sealed)))
+    questions = None
+    if not args.no_questions:
+        questions = follow_up_figure()
+        for miss in questions["misses"]:
+            print(
+                f"QUESTION MISS {miss['question']!r}: expected {miss['expected']} got {miss['got']}"
+            )
         print(
-            f"MISS {miss['file']}: expected {miss['expected']} got {miss['got']}"
-            f" (rank expected {miss.get('expected_rank')} got {miss.get('got_rank')})"
+            f"follow-up questions, right section quoted first: {questions['first_right']}"
+            f" of {questions['questions']}"
+            f" ({pct(questions['first_right'], questions['questions'])})"
         )
-    print(f"files: {report['files']}  ({report['seconds']:.1f} s)")
-    print(f"top-1 class accuracy: {report['top1']:.1%}")
-    print(
-        f"initiating-rank accuracy: {report['rank_accuracy']:.1%}"
-        f" over {report['rank_files']} files whose label names a rank"
-    )
-    print(
-        f"initiating rank on all {report['multi_rank_files']} multi-rank logs (null included):"
-        f" {report['multi_rank_accuracy']:.1%}"
-    )
-    print(f"healthy logs misdiagnosed: {report['healthy_misdiagnosed']}")
-    questions = follow_up_figure()
-    for miss in questions["misses"]:
-        print(f"QUESTION MISS {miss['question']!r}: expected {miss['expected']} got {miss['got']}")
-    print(
-        f"follow-up questions, right section quoted first: {questions['first_right']}"
-        f" of {questions['questions']}"
-        f" ({questions['first_right'] / max(questions['questions'], 1):.1%})"
-    )
+    if args.write_docs:
+        DOCS.write_text(accuracy_markdown(reports, questions), encoding="utf-8")
+        print(f"wrote {DOCS.relative_to(ROOT)}")
     return 0
 
 

@@ -1,0 +1,1194 @@
+"""`make realruns`: run every scenario's real PyTorch program on CPU and keep what it printed.
+
+Each scenario runs programs/train.py (or lit_train.py) under one launcher with one fault, captures
+stdout and stderr as the launcher interleaves them (or, for the --log-dir forms, the per-rank files
+torchrun wrote, concatenated in rank order), checks that the run did what the scenario meant (the
+designed error text is there, or a healthy run finished), and writes the log with its label to
+corpus/dev/ or corpus/sealed/. The label comes from the scenario, never from the engine.
+
+Runs sequentially, each bounded by a timeout; needs root for the scenarios that mount a small
+tmpfs (/dev/shm, a full disk) or limit memory with a cgroup, and skips those otherwise.
+
+    .venv-realruns/bin/python bench/realruns/generate.py [--only SUBSTRING] [--list]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import hashlib
+import json
+import os
+import re
+import resource
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"
+CORPUS = HERE / "corpus"
+BIN = Path(sys.executable).parent
+LAUNCHERS = (
+    "single",
+    "torchrun",
+    "torchrun-tee",
+    "torchrun-role",
+    "torchrun-logdir",
+    "torchrun-logdir-cat",
+    "torchrun-c10d",
+    "spawn",
+    "mp",
+    "accelerate",
+    "lightning",
+)
+
+
+@dataclass
+class Scenario:
+    name: str  # slug__what; the sealed split hashes it
+    slug: str
+    launcher: str
+    args: list[str] = field(default_factory=list)
+    nprocs: int = 1
+    initiating_rank: int | None = None
+    how: str = ""
+    expect: str = ""  # a regex the captured log must contain (healthy: the run must also exit 0)
+    env: dict[str, str] = field(default_factory=dict)
+    timeout: int = 60
+    shm_kb: int = 0  # a /dev/shm of this size in a private mount namespace
+    disk_kb: int = 0  # the work directory on a tmpfs of this size
+    nofile: int = 0
+    cgroup_mb: int = 0  # a memory cgroup of this size for the rank that joins it
+    occupy_port: bool = False
+    prepare: bool = False
+    via_bash: bool = False  # run through bash, as a user's terminal would (it reports "Killed")
+
+    @property
+    def multi_rank(self) -> bool:
+        return self.nprocs > 1
+
+    @property
+    def program(self) -> str:
+        return "lit_train.py" if self.launcher == "lightning" else "train.py"
+
+
+def sealed(name: str) -> bool:
+    """About a third of the scenarios, fixed by the name alone."""
+    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
+
+
+def a(**kw: object) -> list[str]:
+    out: list[str] = []
+    for key, value in kw.items():
+        out += [f"--{key.replace('_', '-')}", str(value)]
+    return out
+
+
+E = {
+    "shape-mismatch": r"mat1 and mat2 shapes cannot be multiplied|is invalid for input of size"
+    r"|must match the size of tensor",
+    "dtype-mismatch": r"must have the same dtype|expected scalar type|expected m1 and m2",
+    "device-mismatch": r"is not on the expected device",
+    "embedding-index-out-of-range": r"index out of range in self",
+    "nan-loss": r"[Ll]oss[^\n]*nan|train_loss = nan",
+    "anomaly-nan-backward": r"returned nan values",
+    "backward-twice": r"backward through the graph a second time",
+    "inplace-modification": r"modified by an inplace operation",
+    "no-grad-fn": r"does not require grad",
+    "state-dict-mismatch": r"Error\(s\) in loading state_dict",
+    "checkpoint-corrupt": r"PytorchStreamReader|EOFError|UnpicklingError|invalid load key",
+    "disk-full": r"No space left on device|file write failed|unexpected pos|PytorchStreamWriter",
+    "too-many-open-files": r"Too many open files|received 0 items of ancdata",
+    "host-oom-killed": r"Killed|SIGKILL|exitcode *: -9|Unable to allocate",
+    "collate-size-mismatch": r"stack expects each tensor to be equal size|resize storage",
+    "dataloader-worker-died": r"DataLoader worker \(pid",
+    "dataloader-shm": r"shared memory|No space left on device|Bus error|SIGBUS",
+    "collective-mismatch": r"[Mm]ismatch between collectives|Detected mismatch",
+    "gloo-timeout": r"Timed out waiting \d+ ?ms",
+    "rendezvous-timeout": r"RendezvousTimeoutError|Timed out after \d+ seconds waiting for clients",
+    "address-in-use": r"EADDRINUSE|Address already in use",
+    "ddp-unused-parameters": r"finished reduction in the prior iteration",
+    "ddp-ready-twice": r"mark a variable ready only once",
+    "elastic-child-failed": r"ChildFailedError|exited with exit code|terminated with",
+    "cuda-not-available": r"not compiled with CUDA|Torch not compiled|NCCL",
+    "amp-fp16-params-unscale": r"Attempting to unscale FP16 gradients",
+    "setup-oom": r"can't allocate memory",
+    "loss-divergence": r"training finished",
+    "dynamo-recompile-limit": r"recompile_limit|cache_size_limit",
+    "none": r"training finished",
+}
+
+
+def scenarios() -> list[Scenario]:
+    s: list[Scenario] = []
+
+    def add(
+        name: str,
+        slug: str,
+        launcher: str,
+        args: list[str],
+        nprocs: int = 1,
+        rank: int | None = None,
+        how: str = "",
+        **kw: object,
+    ) -> None:
+        kw.setdefault("expect", E[slug])
+        s.append(Scenario(f"{slug}__{name}", slug, launcher, args, nprocs, rank, how, **kw))  # type: ignore[arg-type]
+
+    # --- multi-rank: one rank breaks, the others die collaterally -------------------------
+    for i, (launcher, w, r, step, seed) in enumerate(
+        [
+            ("torchrun", 3, 1, 4, 1),
+            ("torchrun-tee", 2, 1, 3, 2),
+            ("torchrun-role", 4, 2, 5, 3),
+            ("torchrun-logdir", 3, 2, 6, 4),
+            ("torchrun-logdir-cat", 2, 1, 4, 5),
+            ("spawn", 2, 1, 3, 6),
+            ("mp", 3, 2, 4, 7),
+            ("accelerate", 2, 1, 3, 8),
+        ]
+    ):
+        log = "logging" if launcher.startswith("torchrun-logdir") or i % 3 == 2 else "print"
+        variant = "view" if i % 4 == 3 else ""
+        add(
+            f"{launcher}_w{w}_rank{r}{'_view' if variant else ''}",
+            "shape-mismatch",
+            launcher,
+            a(
+                fault="shape",
+                variant=variant or "linear",
+                fail_rank=r,
+                fail_step=step,
+                seed=seed,
+                hidden=16 + 8 * i,
+                log=log,
+            ),
+            w,
+            r,
+            f"rank {r} of {w} gets a batch with the wrong feature layout at step {step}; the other ranks wait in DDP's all-reduce and die when it exits",
+        )
+    add(
+        "lightning_w2_rank1",
+        "shape-mismatch",
+        "lightning",
+        a(fault="shape", fail_rank=1, fail_step=3, devices=2),
+        2,
+        1,
+        "Lightning DDP on 2 CPU processes; rank 1's batch gains a feature column at batch 3",
+    )
+    for launcher, w, r, log in [
+        ("torchrun-tee", 3, 2, "print"),
+        ("spawn", 2, 0, "print"),
+        ("torchrun-logdir", 2, 1, "logging"),
+        ("accelerate", 3, 1, "print"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}",
+            "dtype-mismatch",
+            launcher,
+            a(fault="dtype", fail_rank=r, fail_step=3 + r, seed=10 + r, log=log),
+            w,
+            r,
+            f"rank {r}'s batch arrives as float64 at step {3 + r}; F.linear refuses Double against Float weights",
+        )
+    for launcher, w, r in [("torchrun", 2, 1), ("mp", 2, 1)]:
+        add(
+            f"{launcher}_w{w}_rank{r}_meta",
+            "device-mismatch",
+            launcher,
+            a(fault="device", fail_rank=r, fail_step=4, seed=20),
+            w,
+            r,
+            f"rank {r} moves its batch to the meta device at step 4 (a device-placement bug); F.linear refuses it",
+        )
+    for launcher, w, r in [("torchrun-role", 2, 1), ("torchrun-logdir-cat", 3, 0), ("spawn", 4, 3)]:
+        add(
+            f"{launcher}_w{w}_rank{r}",
+            "embedding-index-out-of-range",
+            launcher,
+            a(
+                fault="embedding",
+                fail_rank=r,
+                fail_step=2 + r,
+                vocab=30 + 10 * r,
+                log="logging" if "logdir" in launcher else "print",
+            ),
+            w,
+            r,
+            f"rank {r} sees a token id past the vocabulary at step {2 + r}",
+        )
+    add(
+        "lightning_w2_rank1",
+        "embedding-index-out-of-range",
+        "lightning",
+        a(fault="embedding", fail_rank=1, fail_step=2, devices=2, seed=3),
+        2,
+        1,
+        "Lightning DDP, rank 1's batch holds a token id past the vocabulary",
+    )
+    for launcher, w, r, log in [
+        ("torchrun-tee", 2, 1, "print"),
+        ("torchrun-logdir", 3, 2, "logging"),
+        ("spawn", 2, 0, "print"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}_stop",
+            "nan-loss",
+            launcher,
+            a(fault="nan", variant="raise", fail_rank=r, fail_step=4, seed=30 + w, log=log),
+            w,
+            r,
+            f"a nan sample on rank {r} at step 4; its loss is nan first, DDP spreads nan weights to every rank and the trainer stops on a non-finite loss",
+        )
+    add(
+        "torchrun_w2_metrics_continue",
+        "nan-loss",
+        "torchrun",
+        a(fault="nan", fail_rank=1, fail_step=3, log="metrics", seed=33),
+        2,
+        None,
+        "a nan sample on rank 1; only rank 0 prints metric dictionaries, which show loss/grad_norm nan to the end (no rank can be singled out from the log)",
+    )
+    add(
+        "lightning_w2_rank1_earlystop",
+        "nan-loss",
+        "lightning",
+        a(fault="nan", fail_rank=1, fail_step=3, devices=2),
+        2,
+        None,
+        "Lightning DDP, a nan sample on rank 1; EarlyStopping's finiteness check on the synced train_loss stops every rank",
+    )
+    for launcher, w, r in [("torchrun-tee", 2, 1), ("spawn", 3, 2)]:
+        add(
+            f"{launcher}_w{w}_rank{r}",
+            "anomaly-nan-backward",
+            launcher,
+            a(fault="anomaly", fail_rank=r, fail_step=3, seed=40 + w),
+            w,
+            r,
+            f"detect_anomaly on; rank {r} adds a pairwise-distance loss whose sqrt at zero gives nan in backward at step 3",
+        )
+    add(
+        "lightning_w2_rank0",
+        "anomaly-nan-backward",
+        "lightning",
+        a(fault="anomaly", fail_rank=0, fail_step=2, devices=2),
+        2,
+        0,
+        "Trainer(detect_anomaly=True); rank 0's loss takes sqrt at zero in backward",
+    )
+    for launcher, w, r, log in [
+        ("torchrun", 2, 1, "print"),
+        ("torchrun-logdir", 2, 0, "logging"),
+        ("mp", 3, 1, "print"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}",
+            "backward-twice",
+            launcher,
+            a(fault="backward-twice", fail_rank=r, fail_step=3, seed=50, log=log),
+            w,
+            r,
+            f"rank {r} calls backward a second time on the same graph at step 3",
+        )
+    for launcher, w, r in [("torchrun-role", 3, 0), ("spawn", 2, 1), ("accelerate", 2, 1)]:
+        add(
+            f"{launcher}_w{w}_rank{r}",
+            "inplace-modification",
+            launcher,
+            a(fault="inplace", fail_rank=r, fail_step=4, seed=60),
+            w,
+            r,
+            f"rank {r} modifies a sigmoid output in place before backward at step 4",
+        )
+    for launcher, w, r, log in [
+        ("torchrun-tee", 2, 1, "print"),
+        ("torchrun-logdir-cat", 3, 1, "logging"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}",
+            "no-grad-fn",
+            launcher,
+            a(fault="no-grad", fail_rank=r, fail_step=3, seed=70, log=log),
+            w,
+            r,
+            f"rank {r} runs its forward under torch.no_grad() at step 3 and calls backward",
+        )
+    add(
+        "torchrun_w2_all_size",
+        "state-dict-mismatch",
+        "torchrun",
+        a(fault="state-dict", fail_rank=-1, seed=80),
+        2,
+        None,
+        "every rank resumes from a checkpoint saved with twice the hidden size",
+    )
+    add(
+        "mp_w3_all_missing",
+        "state-dict-mismatch",
+        "mp",
+        a(fault="state-dict", variant="missing", fail_rank=-1, seed=81),
+        3,
+        None,
+        "every rank resumes from a checkpoint without the aux head (Missing key(s))",
+    )
+    add(
+        "torchrun-tee_w2_all_truncated",
+        "checkpoint-corrupt",
+        "torchrun-tee",
+        a(fault="ckpt-corrupt", variant="truncated", fail_rank=-1),
+        2,
+        None,
+        "every rank resumes from a checkpoint cut to two thirds of its size",
+        prepare=True,
+    )
+    add(
+        "spawn_w2_all_empty",
+        "checkpoint-corrupt",
+        "spawn",
+        a(fault="ckpt-corrupt", variant="empty", fail_rank=-1),
+        2,
+        None,
+        "every rank resumes from a 0-byte checkpoint",
+        prepare=True,
+    )
+    for launcher, w in [("torchrun-tee", 2), ("spawn", 3)]:
+        add(
+            f"{launcher}_w{w}_rank0_tinyfs",
+            "disk-full",
+            launcher,
+            a(fault="disk-full", fail_rank=0, fail_step=3, hidden=256),
+            w,
+            0,
+            "rank 0 saves a checkpoint at step 3 into a work directory on a 200 KB tmpfs",
+            disk_kb=200,
+        )
+    add(
+        "torchrun_w2_rank1_leak",
+        "too-many-open-files",
+        "torchrun",
+        a(fault="open-files", fail_rank=1, fail_step=1, seed=90),
+        2,
+        1,
+        "open files limited to 64; rank 1's dataset opens a shard file per sample and never closes it",
+        nofile=64,
+    )
+    for launcher, w, r in [("torchrun", 3, 2), ("torchrun-tee", 2, 1), ("spawn", 2, 1)]:
+        add(
+            f"{launcher}_w{w}_rank{r}_cgroup",
+            "host-oom-killed",
+            launcher,
+            a(fault="oom-kill", fail_rank=r, fail_step=3 + r, seed=100 + w),
+            w,
+            r,
+            f"rank {r} joins a 300 MB memory cgroup at step {3 + r} and keeps allocating until the kernel's OOM killer sends SIGKILL",
+            cgroup_mb=300,
+        )
+    for launcher, w, r, workers in [("torchrun-tee", 2, 1, 0), ("torchrun-logdir", 2, 0, 1)]:
+        add(
+            f"{launcher}_w{w}_rank{r}_workers{workers}",
+            "collate-size-mismatch",
+            launcher,
+            a(
+                fault="collate",
+                fail_rank=r,
+                fail_step=2,
+                workers=workers,
+                log="logging" if "logdir" in launcher else "print",
+            ),
+            w,
+            r,
+            f"one sample of rank {r}'s dataset has 3 extra features; default_collate cannot stack it (num_workers={workers})",
+        )
+    for launcher, w, r, sig in [
+        ("torchrun", 2, 1, "9"),
+        ("torchrun-tee", 3, 2, "11"),
+        ("spawn", 2, 0, "6"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}_sig{sig}",
+            "dataloader-worker-died",
+            launcher,
+            a(fault="worker-killed", variant=sig, fail_rank=r, fail_step=2, workers=1, seed=110),
+            w,
+            r,
+            f"rank {r}'s DataLoader worker dies by signal {sig} while loading a batch of step 2",
+        )
+    add(
+        "torchrun_w2_all_shm1mb",
+        "dataloader-shm",
+        "torchrun",
+        a(fault="shm", fail_rank=-1, workers=2, batch=16, steps=4),
+        2,
+        None,
+        "/dev/shm is a 1 MB tmpfs (a container's small default); DataLoader workers pass 1 MB batches through it",
+        shm_kb=1024,
+    )
+    for launcher, w, r, variant in [
+        ("torchrun-tee", 3, 1, "numel"),
+        ("spawn", 2, 1, "op"),
+        ("torchrun-logdir", 4, 3, "numel"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}_{variant}",
+            "collective-mismatch",
+            launcher,
+            a(
+                fault="collective",
+                variant=variant,
+                fail_rank=r,
+                fail_step=3,
+                log="logging" if "logdir" in launcher else "print",
+            ),
+            w,
+            r,
+            f"TORCH_DISTRIBUTED_DEBUG=DETAIL; at step 3 rank {r} syncs a metric with a different {'size' if variant == 'numel' else 'collective'} from the other ranks",
+            env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"},
+        )
+    for launcher, w, r in [
+        ("torchrun", 2, 1),
+        ("torchrun-tee", 3, 0),
+        ("torchrun-logdir", 2, 1),
+        ("spawn", 2, 1),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}_hang",
+            "gloo-timeout",
+            launcher,
+            a(
+                fault="gloo-hang",
+                fail_rank=r,
+                fail_step=3,
+                pg_timeout=6,
+                log="logging" if "logdir" in launcher else "print",
+            ),
+            w,
+            r,
+            f"rank {r} stalls before step 3 (a long evaluation on one rank); the others time out in gloo's all-reduce after 6 s",
+            timeout=90,
+        )
+    add(
+        "torchrun-c10d_nnodes2_one_node",
+        "rendezvous-timeout",
+        "torchrun-c10d",
+        a(steps=3),
+        2,
+        None,
+        "torchrun --nnodes 2 with the c10d rendezvous (join_timeout 8 s); the second node never starts",
+    )
+    add(
+        "spawn_w2_declared3",
+        "rendezvous-timeout",
+        "spawn",
+        a(fault="rendezvous", variant="missing-rank", pg_timeout=8),
+        2,
+        None,
+        "mp.spawn starts 2 ranks but init_process_group declares world_size 3 (timeout 8 s); the store waits for the third",
+    )
+    for launcher in ("torchrun", "torchrun-tee"):
+        add(
+            f"{launcher}_port_taken",
+            "address-in-use",
+            launcher,
+            a(steps=3),
+            2,
+            None,
+            "--master-port names a port another process already listens on; the agent's TCPStore cannot bind it",
+            occupy_port=True,
+        )
+    add(
+        "spawn_w2_port_taken",
+        "address-in-use",
+        "spawn",
+        a(steps=3),
+        2,
+        0,
+        "MASTER_PORT is taken by another process; rank 0's TCPStore server cannot bind it",
+        occupy_port=True,
+    )
+    for launcher, w, r in [
+        ("torchrun-tee", 2, 1),
+        ("torchrun", 3, -1),
+        ("spawn", 2, 0),
+        ("torchrun-logdir", 3, 2),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r if r >= 0 else 'all'}",
+            "ddp-unused-parameters",
+            launcher,
+            a(
+                fault="unused",
+                fail_rank=r,
+                fail_step=3,
+                pg_timeout=20,
+                log="logging" if "logdir" in launcher else "print",
+            ),
+            w,
+            r if r >= 0 else None,
+            "the aux head gets no gradient "
+            + (f"on rank {r} from step 3" if r >= 0 else "on any rank")
+            + " under DDP without find_unused_parameters",
+        )
+    for launcher, w, r in [("torchrun-tee", 2, 1), ("torchrun-role", 3, -1)]:
+        add(
+            f"{launcher}_w{w}_rank{r if r >= 0 else 'all'}",
+            "ddp-ready-twice",
+            launcher,
+            a(fault="ready-twice", fail_rank=r, fail_step=3),
+            w,
+            r if r >= 0 else None,
+            "two reentrant checkpoints over the same block with find_unused_parameters=True "
+            + (f"on rank {r} at step 3" if r >= 0 else "on every rank"),
+        )
+    for launcher, w, r, variant in [
+        ("torchrun", 2, 1, "1"),
+        ("torchrun-tee", 3, 2, "segv"),
+        ("torchrun-role", 2, 0, "abort"),
+        ("accelerate", 2, 1, "3"),
+    ]:
+        add(
+            f"{launcher}_w{w}_rank{r}_{variant}",
+            "elastic-child-failed",
+            launcher,
+            a(fault="child-exit", variant=variant, fail_rank=r, fail_step=3),
+            w,
+            r,
+            f"rank {r} ends at step 3 without a traceback ({'exit code ' + variant if variant.isdigit() else 'SIG' + variant.upper()})",
+        )
+    add(
+        "torchrun_w2_set_device",
+        "cuda-not-available",
+        "torchrun",
+        a(fault="cuda", fail_rank=-1),
+        2,
+        None,
+        "every rank calls torch.cuda.set_device(rank) on a CPU-only build",
+    )
+    add(
+        "spawn_w2_nccl",
+        "cuda-not-available",
+        "spawn",
+        a(fault="cuda", variant="nccl", fail_rank=-1),
+        2,
+        None,
+        "every rank asks for the NCCL backend on a CPU-only build",
+    )
+    add(
+        "torchrun_w2_all",
+        "amp-fp16-params-unscale",
+        "torchrun",
+        a(fault="amp-fp16", fail_rank=-1),
+        2,
+        None,
+        "model.half() then GradScaler('cpu'): unscale_ refuses fp16 gradients on every rank",
+    )
+    add(
+        "torchrun-tee_w2_all",
+        "setup-oom",
+        "torchrun-tee",
+        a(fault="setup-oom", fail_rank=-1, hidden=64),
+        2,
+        None,
+        "every rank builds a model whose embedding alone needs 100 GB; the CPU allocator refuses before the first step",
+    )
+    add(
+        "torchrun_w2_lr_spike",
+        "loss-divergence",
+        "torchrun",
+        a(fault="lr-spike", fail_rank=-1, fail_step=6, steps=16, lr=0.02),
+        2,
+        None,
+        "the learning rate is multiplied by 60 at step 6 on every rank; the loss jumps and stays high without becoming nan",
+    )
+
+    # --- single process -----------------------------------------------------------------
+    single = [
+        (
+            "linear",
+            "shape-mismatch",
+            a(fault="shape", fail_step=4, seed=1),
+            "a batch with one feature too many at step 4",
+        ),
+        (
+            "view",
+            "shape-mismatch",
+            a(fault="shape", variant="view", fail_step=2, seed=2, log="logging"),
+            "a reshape that does not fit the batch",
+        ),
+        (
+            "double",
+            "dtype-mismatch",
+            a(fault="dtype", fail_step=3, seed=3),
+            "a float64 batch into float32 weights",
+        ),
+        (
+            "meta",
+            "device-mismatch",
+            a(fault="device", fail_step=2, seed=4),
+            "a batch moved to the meta device",
+        ),
+        (
+            "token",
+            "embedding-index-out-of-range",
+            a(fault="embedding", fail_step=5, vocab=64),
+            "a token id past the vocabulary",
+        ),
+        (
+            "stop",
+            "nan-loss",
+            a(fault="nan", variant="raise", fail_step=4, seed=5),
+            "a nan sample; the trainer stops on the non-finite loss",
+        ),
+        (
+            "metrics",
+            "nan-loss",
+            a(fault="nan", fail_step=3, log="metrics", seed=6),
+            "a nan sample; metric dictionaries show nan to the end",
+        ),
+        (
+            "sqrt",
+            "anomaly-nan-backward",
+            a(fault="anomaly", fail_step=3, seed=7, log="logging"),
+            "anomaly mode catches sqrt at zero in backward",
+        ),
+        (
+            "second",
+            "backward-twice",
+            a(fault="backward-twice", fail_step=2, seed=8),
+            "backward twice through one graph",
+        ),
+        (
+            "sigmoid",
+            "inplace-modification",
+            a(fault="inplace", fail_step=3, seed=9),
+            "in-place change of a sigmoid output",
+        ),
+        (
+            "nograd",
+            "no-grad-fn",
+            a(fault="no-grad", fail_step=2, seed=10),
+            "forward under no_grad then backward",
+        ),
+        (
+            "size",
+            "state-dict-mismatch",
+            a(fault="state-dict", seed=11),
+            "a checkpoint saved with another hidden size",
+        ),
+        (
+            "module_prefix",
+            "state-dict-mismatch",
+            a(fault="state-dict", variant="ddp-prefix", seed=12),
+            "a DDP checkpoint (module. keys) into a plain model",
+        ),
+        (
+            "missing",
+            "state-dict-mismatch",
+            a(fault="state-dict", variant="missing", seed=13, log="logging"),
+            "a checkpoint without the aux head",
+        ),
+        (
+            "truncated",
+            "checkpoint-corrupt",
+            a(fault="ckpt-corrupt", variant="truncated"),
+            "a checkpoint cut short",
+        ),
+        (
+            "empty",
+            "checkpoint-corrupt",
+            a(fault="ckpt-corrupt", variant="empty", log="logging"),
+            "a 0-byte checkpoint",
+        ),
+        (
+            "html",
+            "checkpoint-corrupt",
+            a(fault="ckpt-corrupt", variant="garbage"),
+            "an HTML error page saved as the checkpoint",
+        ),
+        (
+            "tinyfs",
+            "disk-full",
+            a(fault="disk-full", fail_step=2, hidden=256),
+            "saving a checkpoint to a 200 KB tmpfs",
+        ),
+        (
+            "leak",
+            "too-many-open-files",
+            a(fault="open-files", fail_step=1, log="logging"),
+            "a shard reader leaking file handles under ulimit -n 64",
+        ),
+        (
+            "cgroup",
+            "host-oom-killed",
+            a(fault="oom-kill", fail_step=3),
+            "the process joins a 300 MB cgroup and grows until the OOM killer ends it (run from bash)",
+        ),
+        (
+            "numpy",
+            "host-oom-killed",
+            a(fault="oom-kill", variant="numpy", fail_step=2, hidden=30),
+            "numpy cannot allocate a 700 GB array",
+        ),
+        (
+            "workers0",
+            "collate-size-mismatch",
+            a(fault="collate", fail_step=3),
+            "a ragged sample, default_collate in the main process",
+        ),
+        (
+            "workers2",
+            "collate-size-mismatch",
+            a(fault="collate", fail_step=2, workers=2),
+            "a ragged sample, re-raised from a DataLoader worker",
+        ),
+        (
+            "sigkill",
+            "dataloader-worker-died",
+            a(fault="worker-killed", variant="9", fail_step=3, workers=2),
+            "a DataLoader worker SIGKILLed",
+        ),
+        (
+            "sigsegv",
+            "dataloader-worker-died",
+            a(fault="worker-killed", variant="11", fail_step=2, workers=1, log="logging"),
+            "a DataLoader worker segfaults",
+        ),
+        (
+            "shm1mb",
+            "dataloader-shm",
+            a(fault="shm", workers=2, batch=16, steps=4),
+            "1 MB /dev/shm and 1 MB batches from workers",
+        ),
+        (
+            "set_device",
+            "cuda-not-available",
+            a(fault="cuda"),
+            "torch.cuda.set_device on a CPU-only build",
+        ),
+        ("half", "amp-fp16-params-unscale", a(fault="amp-fp16"), "GradScaler over a model.half()"),
+        (
+            "embed100g",
+            "setup-oom",
+            a(fault="setup-oom", hidden=64),
+            "a model too large for the host, refused at construction",
+        ),
+        (
+            "lr60",
+            "loss-divergence",
+            a(fault="lr-spike", fail_step=8, steps=20, lr=0.02),
+            "learning rate x60 at step 8: loss jumps and stays high",
+        ),
+        (
+            "lr60_metrics",
+            "loss-divergence",
+            a(fault="lr-spike", fail_step=5, steps=18, lr=0.03, log="metrics", seed=3),
+            "the same with trainer-style metric dicts",
+        ),
+        (
+            "eager",
+            "dynamo-recompile-limit",
+            a(fault="recompile", steps=10, log="logging"),
+            "torch.compile(backend='eager') fed a new batch shape each step with recompile_limit 4",
+        ),
+    ]
+    for name, slug, args, how in single:
+        kw: dict[str, object] = {}
+        if slug == "disk-full":
+            kw["disk_kb"] = 200
+        if slug == "too-many-open-files":
+            kw["nofile"] = 64
+        if slug == "host-oom-killed" and name == "cgroup":
+            kw.update(cgroup_mb=300, via_bash=True)
+        if slug == "dataloader-shm":
+            kw["shm_kb"] = 1024
+        if slug == "checkpoint-corrupt":
+            kw["prepare"] = True
+        add(f"single_{name}", slug, "single", args, 1, None, how, **kw)
+
+    # --- healthy or recovered ---------------------------------------------------------------
+    healthy_multi = [
+        ("torchrun_w2", "torchrun", 2, a(seed=1, steps=8)),
+        ("torchrun_w3_logging", "torchrun", 3, a(seed=2, steps=6, log="logging")),
+        ("torchrun-tee_w2", "torchrun-tee", 2, a(seed=3, steps=8)),
+        ("torchrun-role_w3", "torchrun-role", 3, a(seed=4, steps=6)),
+        ("torchrun-logdir_w2", "torchrun-logdir", 2, a(seed=5, steps=6, log="logging")),
+        ("torchrun-logdir-cat_w3", "torchrun-logdir-cat", 3, a(seed=6, steps=5, log="logging")),
+        ("spawn_w2", "spawn", 2, a(seed=7, steps=8)),
+        ("mp_w3", "mp", 3, a(seed=8, steps=6, log="metrics")),
+        ("accelerate_w2", "accelerate", 2, a(seed=9, steps=6)),
+        ("lightning_w2", "lightning", 2, a(seed=10, devices=2)),
+        (
+            "torchrun-tee_w3_skip_nonfinite_rank1",
+            "torchrun-tee",
+            3,
+            a(fault="skip-nonfinite", fail_rank=1, fail_step=3, seed=11),
+        ),
+        (
+            "spawn_w2_skip_nonfinite_rank0",
+            "spawn",
+            2,
+            a(fault="skip-nonfinite", fail_rank=0, fail_step=4, seed=12),
+        ),
+        (
+            "torchrun-logdir_w2_skip_nonfinite_rank1",
+            "torchrun-logdir",
+            2,
+            a(fault="skip-nonfinite", fail_rank=1, fail_step=2, seed=13, log="logging"),
+        ),
+        (
+            "torchrun_w2_ckpt_retry_rank0",
+            "torchrun",
+            2,
+            a(fault="ckpt-retry", fail_rank=0, seed=14),
+        ),
+        (
+            "torchrun-tee_w2_find_unused_warning",
+            "torchrun-tee",
+            2,
+            a(fault="warn-unused", seed=15, steps=5),
+        ),
+        ("spawn_w2_port_fallback", "spawn", 2, a(seed=16, steps=5)),
+        ("torchrun-tee_w2_workers_warning", "torchrun-tee", 2, a(seed=17, steps=4, workers=3)),
+    ]
+    for name, launcher, w, args in healthy_multi:
+        how = "finishes normally"
+        if "skip_nonfinite" in name:
+            how = "one rank's batch has a nan; the ranks agree by all-reduce to skip that batch everywhere and training finishes"
+        elif "ckpt_retry" in name:
+            how = "rank 0 resumes while the checkpoint is still being written; the first read fails, a retry succeeds"
+        elif "find_unused" in name:
+            how = "find_unused_parameters=True with no unused parameter: DDP's warning, training finishes"
+        elif "port_fallback" in name:
+            how = "the preferred master port is taken; the launcher moves to the next port and training finishes"
+        elif "workers_warning" in name:
+            how = "3 DataLoader workers per rank on a 2-core machine: PyTorch warns, training finishes"
+        add(f"{name}", "none", launcher, args, w, None, how, occupy_port="port_fallback" in name)
+    healthy_single = [
+        ("plain", a(seed=21, steps=10)),
+        ("logging", a(seed=22, steps=8, log="logging")),
+        ("metrics", a(seed=23, steps=12, log="metrics")),
+        ("big_hidden", a(seed=24, steps=6, hidden=128, batch=16)),
+        ("workers2", a(seed=25, steps=6, workers=2)),
+        ("workers4_warning", a(seed=26, steps=4, workers=4, log="logging")),
+        ("skip_nonfinite", a(fault="skip-nonfinite", fail_step=3, seed=27)),
+        ("skip_nonfinite_logging", a(fault="skip-nonfinite", fail_step=5, seed=28, log="logging")),
+        ("ckpt_retry", a(fault="ckpt-retry", seed=29)),
+        (
+            "ckpt_retry_traceback",
+            a(fault="ckpt-retry", variant="traceback", seed=30, log="logging"),
+        ),
+        ("target_size_warning", a(fault="warn-target", seed=31, steps=6)),
+        ("target_size_warning_metrics", a(fault="warn-target", seed=32, steps=6, log="metrics")),
+        ("lr_small", a(seed=33, steps=10, lr=0.001)),
+        ("seed34", a(seed=34, steps=7, features=24)),
+        ("seed35_vocab", a(seed=35, steps=7, vocab=500)),
+        ("lightning_single", a(seed=36, devices=1)),
+        ("lightning_single_seed1", a(seed=1, devices=1, steps=6)),
+        ("classes9", a(seed=37, steps=5, classes=9)),
+        ("world1_logging_long", a(seed=38, steps=20, log="logging", batch=4)),
+        ("batch32", a(seed=39, steps=5, batch=32)),
+        ("seed40_short", a(seed=40, steps=3)),
+        ("accelerate_single", a(seed=41, steps=5)),
+        ("mp_single", a(seed=42, steps=5)),
+    ]
+    for name, args in healthy_single:
+        launcher = "lightning" if name.startswith("lightning") else "single"
+        how = "finishes normally"
+        if "skip_nonfinite" in name:
+            how = "a nan batch is skipped with a warning and training finishes"
+        elif "ckpt_retry" in name:
+            how = "the checkpoint is still being written; the first read fails, a retry succeeds"
+        elif "warning" in name:
+            how = "PyTorch warns (not a failure) and training finishes"
+        if name == "accelerate_single":
+            args += a(stack="accelerate")
+        nprocs = 1
+        if name == "mp_single":
+            launcher = "mp"
+        add(f"single_{name}", "none", launcher, args, nprocs, None, how)
+    return s
+
+
+@contextlib.contextmanager
+def occupied_port() -> Iterator[int]:
+    sock = socket.socket()
+    sock.bind(("", 0))
+    sock.listen(1)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def memory_cgroup(mb: int) -> Iterator[str]:
+    path = f"/sys/fs/cgroup/memory/realruns_{os.getpid()}"
+    os.mkdir(path)
+    try:
+        Path(path, "memory.limit_in_bytes").write_text(str(mb * 1024 * 1024))
+        yield path
+    finally:
+        for _ in range(20):
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.5)
+
+
+def command(sc: Scenario, workdir: str, port: int, logdir: str) -> list[str]:
+    prog = str(PROGRAMS / sc.program)
+    py = str(BIN / "python")
+    torchrun = [str(BIN / "torchrun"), f"--nproc-per-node={sc.nprocs}"]
+    if sc.launcher in ("single", "lightning"):
+        return [py, prog]
+    if sc.launcher in ("spawn", "mp"):
+        extra = ["--probe-port"] if "port_fallback" in sc.name else []
+        return [
+            py,
+            str(PROGRAMS / "launch.py"),
+            f"--launcher={sc.launcher}",
+            f"--nprocs={sc.nprocs}",
+            f"--master-port={port}",
+            *extra,
+        ]
+    if sc.launcher == "accelerate":
+        return [
+            str(BIN / "accelerate"),
+            "launch",
+            "--multi_gpu",
+            f"--num_processes={sc.nprocs}",
+            "--num_machines=1",
+            "--mixed_precision=no",
+            "--dynamo_backend=no",
+            f"--main_process_port={port}",
+            prog,
+            "--stack=accelerate",
+        ]
+    if sc.launcher == "torchrun-c10d":
+        return [
+            str(BIN / "torchrun"),
+            "--nnodes=2",
+            "--nproc-per-node=2",
+            "--rdzv-backend=c10d",
+            f"--rdzv-endpoint=127.0.0.1:{port}",
+            "--rdzv-id=job7",
+            "--rdzv-conf=join_timeout=8",
+            prog,
+        ]
+    torchrun.append(f"--master-port={port}")
+    if sc.launcher == "torchrun-tee":
+        torchrun.append("--tee=3")
+    elif sc.launcher == "torchrun-role":
+        torchrun += ["--role=trainer", "--tee=3"]
+    elif sc.launcher.startswith("torchrun-logdir"):
+        torchrun += [f"--log-dir={logdir}", "--redirects=3"]
+    return [*torchrun, prog]
+
+
+def wrap(sc: Scenario, cmd: list[str], workdir: str) -> list[str]:
+    mounts = []
+    if sc.shm_kb:
+        mounts.append(f"mount -t tmpfs -o size={sc.shm_kb}k tmpfs /dev/shm")
+    if sc.disk_kb:
+        mounts.append(f"mount -t tmpfs -o size={sc.disk_kb}k tmpfs {workdir}")
+    if sc.via_bash:
+        # a second command keeps bash from exec-ing the program, so bash reports how it died
+        cmd = ["bash", "-c", shlex.join(cmd) + "; exit $?"]
+    if not mounts:
+        return cmd
+    return [
+        "unshare",
+        "-m",
+        "--propagation=private",
+        "sh",
+        "-c",
+        " && ".join(mounts) + ' && exec "$@"',
+        "sh",
+        *cmd,
+    ]
+
+
+def rank_files(logdir: str, nprocs: int) -> list[tuple[str, str]]:
+    out = []
+    for rank in range(nprocs):
+        for path in sorted(glob.glob(f"{logdir}/**/attempt_*/{rank}/*.log", recursive=True)):
+            text = Path(path).read_text(errors="replace")
+            if text:
+                out.append((path, text))
+    return out
+
+
+def run(sc: Scenario) -> tuple[str, int, bool]:
+    """Returns the captured log, the exit code and whether the timeout hit."""
+    base = tempfile.mkdtemp(prefix="rr-", dir="/tmp")
+    workdir = os.path.join(base, "work")
+    logdir = os.path.join(base, "logs")
+    os.makedirs(workdir)
+    args_extra = [f"--workdir={workdir}"] if sc.program == "train.py" else []
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TERM")}
+    env.update(
+        {"PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}, **sc.env
+    )
+    env["PATH"] = f"{BIN}:{env.get('PATH', '/usr/bin:/bin')}"
+
+    def limits() -> None:
+        if sc.nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (sc.nofile, sc.nofile))
+
+    with contextlib.ExitStack() as stack:
+        port = stack.enter_context(occupied_port()) if sc.occupy_port else free_port()
+        extra = list(args_extra)
+        if sc.cgroup_mb:
+            extra.append(f"--cgroup={stack.enter_context(memory_cgroup(sc.cgroup_mb))}")
+        sc_args = Scenario(**{**sc.__dict__, "args": sc.args + extra})
+        if sc.prepare:
+            subprocess.run(
+                [str(BIN / "python"), str(PROGRAMS / "train.py"), "--prepare", *sc_args.args],
+                cwd=workdir,
+                env=env,
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+        env["REALRUNS_ARGS"] = shlex.join(sc_args.args)
+        cmd = wrap(sc, command(sc_args, workdir, port, logdir), workdir)
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            cmd,
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=limits,
+        )
+        timed_out = False
+        try:
+            out, _ = proc.communicate(timeout=sc.timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+        text = out.decode("utf-8", errors="replace")
+        if sc.launcher.startswith("torchrun-logdir"):
+            files = rank_files(logdir, sc.nprocs)
+            if sc.launcher == "torchrun-logdir":
+                # as `tail -n +1 logs/*/attempt_0/*/stderr.log` prints them, then the launcher's output
+                text = "".join(f"==> {p} <==\n{t}\n" for p, t in files) + text
+            else:
+                text = "".join(t for _, t in files)
+        print(f"   {time.monotonic() - started:5.1f} s rc={proc.returncode}", flush=True)
+    shutil.rmtree(base, ignore_errors=True)
+    return text, proc.returncode, timed_out
+
+
+def can(sc: Scenario) -> str:
+    """Why this machine cannot run the scenario, or ''."""
+    if (sc.shm_kb or sc.disk_kb) and subprocess.run(
+        ["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"], capture_output=True
+    ).returncode:
+        return "needs root to mount a tmpfs (unshare -m)"
+    if sc.cgroup_mb and not os.access("/sys/fs/cgroup/memory", os.W_OK):
+        return "needs a writable cgroup v1 memory controller"
+    return ""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="run only scenarios whose name contains this")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep other scenarios' logs and labels")
+    args = parser.parse_args()
+    import torch
+
+    version = torch.__version__
+    chosen = [sc for sc in scenarios() if args.only in sc.name]
+    names = [sc.name for sc in scenarios()]
+    assert len(names) == len(set(names)), "scenario names must be unique"
+    if args.list:
+        for sc in chosen:
+            print(f"{'sealed' if sealed(sc.name) else 'dev   '} {sc.launcher:20} {sc.name}")
+        return 0
+    labels: dict[str, dict[str, dict]] = {"dev": {}, "sealed": {}}
+    for part in labels:
+        (CORPUS / part).mkdir(parents=True, exist_ok=True)
+        path = CORPUS / part / "labels.jsonl"
+        if args.keep and path.exists():
+            for line in path.read_text().splitlines():
+                label = json.loads(line)
+                labels[part][label["file"]] = label
+        elif not args.keep:
+            for old in (CORPUS / part).glob("*.log"):
+                old.unlink()
+    dropped = []
+    started = time.monotonic()
+    for i, sc in enumerate(chosen, 1):
+        print(f"[{i}/{len(chosen)}] {sc.name} ({sc.launcher}, {sc.nprocs} procs)", flush=True)
+        reason = can(sc)
+        if reason:
+            dropped.append((sc.name, reason))
+            continue
+        text, rc, timed_out = run(sc)
+        ok = re.search(sc.expect, text) is not None and not timed_out
+        if sc.slug in ("none", "loss-divergence", "dynamo-recompile-limit") and rc != 0:
+            ok = False
+        if (
+            sc.slug != "none"
+            and sc.slug not in ("loss-divergence", "dynamo-recompile-limit")
+            and rc == 0
+            and sc.slug != "nan-loss"
+        ):
+            ok = False
+        if not ok:
+            dropped.append(
+                (sc.name, f"did not do what it was meant to (rc={rc}, timed out={timed_out})")
+            )
+            Path(tempfile.gettempdir(), f"realruns-dropped-{sc.name}.log").write_text(text)
+            continue
+        part = "sealed" if sealed(sc.name) else "dev"
+        file = f"run-{sc.name}.log"
+        (CORPUS / part / file).write_text(text)
+        labels[part][file] = {
+            "file": file,
+            "slug": sc.slug,
+            "multi_rank": sc.multi_rank,
+            "initiating_rank": sc.initiating_rank,
+            "source": "bench/realruns/programs/" + sc.program + " " + " ".join(sc.args),
+            "launcher": sc.launcher,
+            "nprocs": sc.nprocs,
+            "torch": version,
+            "stack": {"accelerate": "accelerate", "lightning": "lightning"}.get(
+                sc.launcher, "pytorch"
+            ),
+            "how": sc.how,
+        }
+    for part, by_file in labels.items():
+        lines = [json.dumps(by_file[f]) for f in sorted(by_file)]
+        (CORPUS / part / "labels.jsonl").write_text("".join(line + "\n" for line in lines))
+    print(
+        f"done in {time.monotonic() - started:.0f} s; dev {len(labels['dev'])}, sealed {len(labels['sealed'])}"
+    )
+    for name, reason in dropped:
+        print(f"DROPPED {name}: {reason}")
+    return 1 if dropped and not args.only else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
