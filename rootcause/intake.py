@@ -1,8 +1,10 @@
 """What is a text log: the one rule the service's intake and the command line both apply.
 
-Judged on the first bytes of the (decompressed) input. A NUL byte means binary, as git decides
-(git looks at the first 8000 bytes for one); so do the signatures of the binaries people upload
-by mistake. Invalid UTF-8 alone does not: logs carry a stray Latin-1 byte, a cp437 progress bar
+Judged on the first bytes of the (decompressed) input. NUL bytes mean binary by their share, not
+their presence: a binary format has them everywhere (in many separate places), while a log whose
+writer crashed holds a stray NUL or one run of them where a block was never written, and is
+still a log. The signatures of the binaries people upload by mistake mean binary too. Invalid
+UTF-8 alone does not: logs carry a stray Latin-1 byte, a cp437 progress bar
 or a half-written character, and masking and matching read them with replacement characters.
 Only a head that is mostly undecodable is refused, since little of it could be read: a Russian
 log in cp1251 is (each letter is an invalid byte); a Chinese one in GBK with English tracebacks is
@@ -11,12 +13,18 @@ not, and is diagnosed on the lines that can be read.
 
 from __future__ import annotations
 
+import re
+
 SNIFF_BYTES = 8192
 # gzip (a second layer, once the intake has unpacked the first), zip, ELF (binaries, core dumps)
 _BINARY_SIGNATURES = (b"\x1f\x8b", b"PK\x03\x04", b"\x7fELF")
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # Above this share of undecodable bytes in the head the input is refused as not UTF-8.
 MAX_UNDECODABLE = 0.5
+# Above this many separate places with NUL bytes per byte of the head, the input is binary (an
+# ELF or a pickle has one every few bytes; a crashed writer's log, one or a few per 8 KiB).
+MAX_NUL_RUNS_SHARE = 0.01
+_NUL_RUN_RE = re.compile(rb"\x00+")
 
 
 def not_a_log(head: bytes) -> str | None:
@@ -25,7 +33,7 @@ def not_a_log(head: bytes) -> str | None:
     sample = head[:SNIFF_BYTES]
     if sample.startswith(_UTF16_BOMS):
         return "is UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"
-    if sample.startswith(_BINARY_SIGNATURES) or b"\x00" in sample:
+    if sample.startswith(_BINARY_SIGNATURES) or nul_runs_share(sample) > MAX_NUL_RUNS_SHARE:
         return "looks like a binary file, not a text log"
     if sample and undecodable_share(sample) > MAX_UNDECODABLE:
         return (
@@ -33,6 +41,13 @@ def not_a_log(head: bytes) -> str | None:
             "(iconv -f <its encoding> -t UTF-8)"
         )
     return None
+
+
+def nul_runs_share(data: bytes) -> float:
+    """Places where NUL bytes occur (a run of them counts once), per byte of `data`."""
+    if b"\x00" not in data:
+        return 0.0
+    return len(_NUL_RUN_RE.findall(data)) / len(data)
 
 
 def undecodable_share(data: bytes) -> float:

@@ -24,8 +24,9 @@ _PROGRESS_RE = re.compile(
 
 
 def short(text: str) -> str:
-    """A line as evidence shows it: stripped, and cut to EVIDENCE_CHARS."""
-    text = text.strip()
+    """A line as evidence shows it: stripped, without NUL bytes (a crashed writer leaves them;
+    PostgreSQL's text and jsonb refuse them), and cut to EVIDENCE_CHARS."""
+    text = text.replace("\x00", "").strip()
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
 
 

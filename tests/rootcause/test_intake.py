@@ -22,6 +22,8 @@ RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на ус�
         b"\xff\xfd\xfc\n" + b"x" * 10,  # a few bad bytes, then text
         b"x\n" * SNIFF_BYTES + b"\x00",  # a NUL past the bytes judged
         ("训练失败 显存不足\n".encode("gbk") + LOG[:80]) * 20,  # GBK messages, English errors
+        LOG[:100] + b"\x00" + LOG[100:],  # a stray NUL a crashing worker wrote
+        LOG[:300] + b"\x00" * 4096 + LOG[300:],  # a block of the file that was never written
     ],
     ids=[
         "ascii",
@@ -33,6 +35,8 @@ RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на ус�
         "bad-start",
         "nul-late",
         "gbk-with-tracebacks",
+        "stray-nul",
+        "nul-block",
     ],
 )
 def test_logs_are_logs(head):
@@ -46,12 +50,12 @@ def test_logs_are_logs(head):
         (b"PK\x03\x04\x14\x00", "binary file"),
         (gzip.compress(LOG), "binary file"),
         (b"GIF89a\x01\x00\x01\x00", "binary file"),
-        (LOG[:100] + b"\x00" + LOG[100:], "binary file"),
+        (b"".join(bytes([i, 0, 0, 0]) for i in range(256)) * 8, "binary file"),  # NULs all over
         ("log line\n".encode("utf-16"), "UTF-16"),
         (bytes(range(128, 256)) * 8, "not UTF-8 text"),
         (RUSSIAN_CP1251, "not UTF-8 text"),
     ],
-    ids=["elf", "zip", "gzip", "gif", "nul", "utf16", "high-bytes", "cp1251"],
+    ids=["elf", "zip", "gzip", "gif", "nuls", "utf16", "high-bytes", "cp1251"],
 )
 def test_what_is_not_a_log_is_named(head, says):
     reason = not_a_log(head)
