@@ -7,8 +7,10 @@ public slugs) only; never an organisation, a user, a file name or a diagnosis id
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from functools import cache
 
 import redis
 from django.conf import settings
@@ -16,10 +18,11 @@ from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from prometheus_client import CollectorRegistry, Counter, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from diagnosis.models import Diagnosis, WebhookDelivery
+from diagnosis.stages import STAGES
 
 # Counted in this process when a submission is refused for its quota (diagnosis.services).
 QUOTA_REFUSALS = Counter(
@@ -27,10 +30,82 @@ QUOTA_REFUSALS = Counter(
 )
 # The window the duration figures average over.
 RECENT = timedelta(hours=1)
+# Upper bounds (seconds) of the stage-duration histogram's buckets; +Inf is added.
+STAGE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 240.0)
+
+
+# --- Stage durations ----------------------------------------------------------------------------
+# Observed by the worker that ran the stage, read by whichever web process is scraped: so they are
+# kept in Redis (one hash per stage: a count per bucket, the count and the sum), or in this
+# process in the embedded mode, where stages run in the web process.
+
+_LOCAL: dict[str, dict[str, float]] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+@cache
+def _redis(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+
+def _stage_key(stage: str) -> str:
+    return f"{settings.REDIS_KEY_PREFIX}metrics:stage_seconds:{stage}"
+
+
+def _bucket_of(seconds: float) -> str:
+    return next((str(bound) for bound in STAGE_BUCKETS if seconds <= bound), "+Inf")
+
+
+def observe_stage(stage: str, seconds: float) -> None:
+    """Records how long one run of a stage took (by the stage's name only). Never raises: a
+    figure lost to a Redis hiccup must not fail the diagnosis."""
+    bucket = _bucket_of(seconds)
+    if not settings.REDIS_URL:
+        with _LOCAL_LOCK:
+            figures = _LOCAL.setdefault(stage, {})
+            for field, by in ((bucket, 1.0), ("count", 1.0), ("sum", seconds)):
+                figures[field] = figures.get(field, 0.0) + by
+        return
+    try:
+        pipe = _redis(settings.REDIS_URL).pipeline(transaction=False)
+        key = _stage_key(stage)
+        pipe.hincrby(key, bucket, 1)
+        pipe.hincrby(key, "count", 1)
+        pipe.hincrbyfloat(key, "sum", seconds)
+        pipe.execute()
+    except redis.RedisError:
+        pass
+
+
+def _stage_figures(stage: str) -> dict[str, float]:
+    if not settings.REDIS_URL:
+        with _LOCAL_LOCK:
+            return dict(_LOCAL.get(stage, {}))
+    try:
+        raw = _redis(settings.REDIS_URL).hgetall(_stage_key(stage))
+    except redis.RedisError:
+        return {}
+    return {(k.decode() if isinstance(k, bytes) else str(k)): float(v) for k, v in raw.items()}
+
+
+def _stage_histogram() -> HistogramMetricFamily:
+    histogram = HistogramMetricFamily(
+        "rootcause_stage_seconds",
+        "Seconds each run of a pipeline stage took, by stage (observed by the workers).",
+        labels=["stage"],
+    )
+    for stage in STAGES:
+        figures = _stage_figures(stage.status.value)
+        cumulative, buckets = 0.0, []
+        for bound in (*map(str, STAGE_BUCKETS), "+Inf"):
+            cumulative += figures.get(bound, 0.0)
+            buckets.append((bound, cumulative))
+        histogram.add_metric([stage.status.value], buckets, figures.get("sum", 0.0))
+    return histogram
 
 
 class DatabaseCollector(Collector):
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[GaugeMetricFamily | HistogramMetricFamily]:
         by_outcome = GaugeMetricFamily(
             "rootcause_diagnoses",
             "Diagnoses kept, by status, outcome and failure class.",
@@ -89,6 +164,8 @@ class DatabaseCollector(Collector):
         )
         queue.add_metric(["celery"], _queue_depth())
         yield queue
+
+        yield _stage_histogram()
 
 
 def _queue_depth() -> int:

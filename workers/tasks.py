@@ -8,11 +8,12 @@ nothing imports this module but Celery's autodiscovery.
 from __future__ import annotations
 
 import logging
+import time
 
 from celery import Task, shared_task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
-from diagnosis import alerts, services
+from diagnosis import alerts, metrics, services
 from diagnosis.stages import STAGES, Stage
 from workers.pipeline import RUNNERS, StageError
 
@@ -27,6 +28,7 @@ def _run_stage(task: Task, diagnosis_id: str, stage: Stage) -> None:
     if isinstance(claim, services.Busy):
         # Another worker holds the lease; look again when it would expire.
         raise task.retry(countdown=claim.retry_after)
+    started = time.monotonic()
     try:
         completed = RUNNERS[stage.status](claim)
     except (StageError, SoftTimeLimitExceeded) as exc:
@@ -43,6 +45,7 @@ def _run_stage(task: Task, diagnosis_id: str, stage: Stage) -> None:
     if not completed:
         # Our lease was taken over while we worked; the new holder carries the chain on.
         raise Ignore()
+    metrics.observe_stage(stage.status.value, time.monotonic() - started)
 
 
 def _stage_task(stage: Stage) -> Task:

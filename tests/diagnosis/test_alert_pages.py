@@ -318,3 +318,7 @@ def test_the_history_page_shows_each_classs_recurrence_of_this_organisation_only
     counts = re.findall(r'<td class="num">(\d+)</td>', rows["optimizer-state-oom"])
     assert counts == ["2", "3"]  # 7 and 30 days: Umbrella's three are not counted
     assert re.findall(r'<td class="num">(\d+)</td>', rows["nccl-timeout"]) == ["0", "0"]
+
+
+def test_the_settings_page_links_managers_to_the_alerts(acme, alice):
+    assert 'href="/settings/alerts/"' in _browser(alice).get("/settings/").content.decode()

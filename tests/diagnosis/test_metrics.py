@@ -55,3 +55,50 @@ def test_a_quota_refusal_is_counted(api):
         last = api.post("/api/v1/diagnoses", "CUDA out of memory\n", content_type="text/plain")
     assert last.status_code == 429
     assert QUOTA_REFUSALS._value.get() == before + 1
+
+
+def _stage_counts(client) -> dict[str, float]:
+    text = client.get("/metrics").content.decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    return {
+        s.labels["stage"]: s.value
+        for s in families["rootcause_stage_seconds"].samples
+        if s.name == "rootcause_stage_seconds_count"
+    }
+
+
+def test_each_stage_run_is_timed_by_stage_name_only(
+    client, acme_api, django_capture_on_commit_callbacks
+):
+    from diagnosis.stages import STAGES
+    from tests.diagnosis.logs import OOM_LOG
+
+    before = _stage_counts(client)
+    assert set(before) == {stage.status.value for stage in STAGES}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = acme_api.post("/api/v1/diagnoses", OOM_LOG, content_type="text/plain")
+    assert response.status_code == 202
+
+    after = _stage_counts(client)
+    assert {stage: after[stage] - before[stage] for stage in after} == dict.fromkeys(after, 1)
+    text = client.get("/metrics").content.decode()
+    (histogram,) = [
+        f for f in text_string_to_metric_families(text) if f.name == "rootcause_stage_seconds"
+    ]
+    buckets = [s for s in histogram.samples if s.name == "rootcause_stage_seconds_bucket"]
+    assert {s.labels["le"] for s in buckets} >= {"0.1", "1.0", "+Inf"}
+    for sample in histogram.samples:  # the stage and the bucket: nothing about the tenant
+        assert set(sample.labels) <= {"stage", "le"}
+
+
+def test_stage_durations_fall_in_their_buckets(settings):
+    from diagnosis import metrics
+
+    settings.REDIS_KEY_PREFIX = settings.REDIS_KEY_PREFIX + "bucket-test:"
+    metrics.observe_stage("masking", 0.3)
+    metrics.observe_stage("masking", 7.0)
+    metrics.observe_stage("masking", 1000.0)
+
+    figures = metrics._stage_figures("masking")
+    assert figures == {"0.5": 1, "10.0": 1, "+Inf": 1, "count": 3, "sum": 1007.3}
