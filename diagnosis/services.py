@@ -364,14 +364,18 @@ def purge_expired_diagnoses() -> int:
 
 
 def pipeline_from(diagnosis_id: str, status: str) -> Signature:
-    """The chain of the stages still ahead of a diagnosis in `status`, named by task.
+    """The task of the first stage still ahead of a diagnosis in `status`, named by task (an
+    empty chain once it has finished).
 
-    Tasks are named, not imported: `workers/` sits above this app and registers them.
+    One message, not a chain of one per stage: the worker that takes it goes on through the
+    stages after it (workers/tasks.py), claiming each in turn, so the log is not handed between
+    workers and no message or claim is spent between stages. Tasks are named, not imported:
+    `workers/` sits above this app and registers them.
     """
     return celery.chain(
         *(
             celery.signature(s.task, args=(diagnosis_id,), immutable=True)
-            for s in stages_from(status)
+            for s in stages_from(status)[:1]
         )
     )
 
@@ -382,10 +386,17 @@ def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
 
 @dataclass(frozen=True)
 class Claim:
-    """The right to run one stage of one diagnosis until the lease expires."""
+    """The right to run one stage of one diagnosis until the lease expires.
+
+    With `then`, completing the stage also claims the next one, for the lease `then`, in the
+    same UPDATE (`complete_stage`, then `handed_on`): the worker that holds the diagnosis goes on
+    with it. Each stage is still claimed on its own, so a worker killed in the next stage is taken
+    over at that stage.
+    """
 
     diagnosis: Diagnosis
     token: uuid.UUID
+    then: uuid.UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -432,27 +443,63 @@ def claim_stage(*, diagnosis_id: str, stage: str) -> Claim | Busy | None:
 
 
 def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> bool:
-    """Hands the diagnosis on to the next stage, only if this claim still holds the lease."""
+    """Hands the diagnosis on to the next stage, only if this claim still holds the lease.
+
+    With `claim.then`, the same UPDATE claims the next stage for that lease, within the attempts
+    claim_stage allows (past them the next stage is left unclaimed, for claim_stage to give up
+    on). On success `claim.diagnosis` is updated in memory to the row as written.
+    """
     stage = stage_of(claim.diagnosis.status)
     next_status = status_after(stage)
+    now = timezone.now()
     values: dict[str, Any] = {
         "status": next_status,
         "progress": stage.percent_done,
         "lease_expires_at": None,
         "lease_token": None,
-        "updated_at": timezone.now(),
+        "updated_at": now,
         **(fields or {}),
     }
     if next_status == Status.DONE:
-        values["finished_at"] = values["updated_at"]
-    with transaction.atomic():
-        changed = Diagnosis.objects.filter(
-            id=claim.diagnosis.id, status=claim.diagnosis.status, lease_token=claim.token
-        ).update(**values)
-        if changed == 1 and next_status == Status.DONE:
-            # The alerts' outbox rows commit with the status, or neither does.
-            enqueue_alerts(claim.diagnosis.id)
+        values["finished_at"] = now
+    held = Diagnosis.objects.filter(
+        id=claim.diagnosis.id, status=claim.diagnosis.status, lease_token=claim.token
+    )
+    next_lease: dict[str, Any] = {}
+    if claim.then is not None and next_status != Status.DONE:
+        next_lease = {
+            "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
+            "lease_token": claim.then,
+        }
+        changed = held.filter(attempts__lt=settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)).update(
+            **{**values, **next_lease}, attempts=F("attempts") + 1
+        )
+        if not changed:
+            next_lease = {}
+            changed = held.update(**values)
+    elif next_status == Status.DONE:
+        with transaction.atomic():
+            changed = held.update(**values)
+            if changed == 1:
+                # The alerts' outbox rows commit with the status, or neither does.
+                enqueue_alerts(claim.diagnosis.id)
+    else:
+        changed = held.update(**values)
+    if changed == 1:
+        for name, value in {**values, **next_lease}.items():
+            setattr(claim.diagnosis, name, value)
+        if next_lease:
+            claim.diagnosis.attempts += 1
     return changed == 1
+
+
+def handed_on(claim: Claim) -> Claim | None:
+    """The claim on the next stage that completing `claim` took with it (see Claim.then), if it
+    did; None when the diagnosis is done or the next stage was left unclaimed."""
+    diagnosis = claim.diagnosis
+    if claim.then is not None and diagnosis.lease_token == claim.then:
+        return Claim(diagnosis, claim.then)
+    return None
 
 
 def fail_diagnosis(*, diagnosis_id: str, reason: str) -> bool:

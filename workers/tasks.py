@@ -1,12 +1,14 @@
-"""Celery tasks: one per row of the stage table, each claiming its stage, running it, handing on.
+"""Celery tasks: one per row of the stage table, each claiming its stage, running it, and going on
+with the stages after it.
 
 Tasks take ids only, never log text: a task argument is written to Redis and to worker logs. The
-chain is built by `diagnosis.services.pipeline_from` from the task names in the stage table;
+message is built by `diagnosis.services.pipeline_from` from the task names in the stage table;
 nothing imports this module but Celery's autodiscovery.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
@@ -14,38 +16,61 @@ from celery import Task, shared_task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
 from diagnosis import alerts, metrics, services
-from diagnosis.stages import STAGES, Stage
+from diagnosis.stages import STAGES, Stage, Status, stage_of, stages_from, status_after
 from workers.pipeline import RUNNERS, StageError
 
 logger = logging.getLogger(__name__)
 
 
-def _run_stage(task: Task, diagnosis_id: str, stage: Stage) -> None:
-    claim = services.claim_stage(diagnosis_id=diagnosis_id, stage=stage.status)
-    if claim is None:
-        # Past this stage, finished or failed: a duplicate delivery. Stop this copy of the chain.
-        raise Ignore()
-    if isinstance(claim, services.Busy):
-        # Another worker holds the lease; look again when it would expire.
-        raise task.retry(countdown=claim.retry_after)
-    started = time.monotonic()
-    try:
-        completed = RUNNERS[stage.status](claim)
-    except (StageError, SoftTimeLimitExceeded) as exc:
-        services.fail_diagnosis(diagnosis_id=diagnosis_id, reason=str(exc) or "stage timed out")
-        raise Ignore() from None
-    except Exception as exc:
-        # Only the type is recorded: an exception message could quote the log.
-        logger.error("stage %s of %s crashed: %s", stage.status, diagnosis_id, type(exc).__name__)
-        services.fail_diagnosis(
-            diagnosis_id=diagnosis_id,
-            reason=f"internal error in {stage.status} ({type(exc).__name__})",
-        )
-        raise Ignore() from None
-    if not completed:
-        # Our lease was taken over while we worked; the new holder carries the chain on.
-        raise Ignore()
-    metrics.observe_stage(stage.status.value, time.monotonic() - started)
+def _claim_from(task: Task, diagnosis_id: str, stage: Stage) -> services.Claim:
+    """The claim on `stage` or, when the diagnosis is past it, on the first later stage it waits
+    for: a message redelivered after its worker died in a later stage resumes there."""
+    for candidate in stages_from(stage.status):
+        claim = services.claim_stage(diagnosis_id=diagnosis_id, stage=candidate.status)
+        if isinstance(claim, services.Busy):
+            # Another worker holds the lease; look again when it would expire.
+            raise task.retry(countdown=claim.retry_after)
+        if claim is not None:
+            return claim
+    # Finished or failed: a duplicate delivery.
+    raise Ignore()
+
+
+def _run_stages(task: Task, diagnosis_id: str, first: Stage) -> None:
+    """Runs `first` and every stage after it, in this task: the log is not handed to another
+    worker and no message is spent between stages. Each stage is still claimed on its own (the
+    completion of one claims the next in the same UPDATE, under the same lease token), so a worker
+    killed in any stage is taken over at that stage."""
+    claim = _claim_from(task, diagnosis_id, first)
+    while True:
+        stage = stage_of(claim.diagnosis.status)
+        following = status_after(stage)
+        if following != Status.DONE:
+            claim = dataclasses.replace(claim, then=claim.token)
+        started = time.monotonic()
+        try:
+            completed = RUNNERS[stage.status](claim)
+        except (StageError, SoftTimeLimitExceeded) as exc:
+            services.fail_diagnosis(diagnosis_id=diagnosis_id, reason=str(exc) or "stage timed out")
+            raise Ignore() from None
+        except Exception as exc:
+            # Only the type is recorded: an exception message could quote the log.
+            logger.error(
+                "stage %s of %s crashed: %s", stage.status, diagnosis_id, type(exc).__name__
+            )
+            services.fail_diagnosis(
+                diagnosis_id=diagnosis_id,
+                reason=f"internal error in {stage.status} ({type(exc).__name__})",
+            )
+            raise Ignore() from None
+        if not completed:
+            # Our lease was taken over while we worked; the new holder carries the diagnosis on.
+            raise Ignore()
+        metrics.observe_stage(stage.status.value, time.monotonic() - started)
+        if following == Status.DONE:
+            return
+        # Left unclaimed only past the attempts cap, where claim_stage gives up on it.
+        claim = services.handed_on(claim) or _claim_from(task, diagnosis_id, stage_of(following))
 
 
 def _stage_task(stage: Stage) -> Task:
@@ -54,13 +79,15 @@ def _stage_task(stage: Stage) -> Task:
         bind=True,
         acks_late=True,
         reject_on_worker_lost=True,
-        # A stage of a 100 MB log takes seconds; these bounds catch a stuck engine, not a big log.
+        # The stages of a 100 MB log take seconds; these bounds catch a stuck engine, not a big log.
         soft_time_limit=240,
         time_limit=270,
         max_retries=20,
+        # Nobody reads a stage's return value (the row is the result): no Redis write for it.
+        ignore_result=True,
     )
     def run(self: Task, diagnosis_id: str) -> None:
-        _run_stage(self, diagnosis_id, stage)
+        _run_stages(self, diagnosis_id, stage)
 
     return run
 

@@ -6,14 +6,26 @@ messages), never by how long it takes: timings live in `make loadtest` and `make
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from diagnosis import services
 from diagnosis.models import Diagnosis
+from diagnosis.stages import STAGES
+from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from tests.diagnosis.logs import OOM_LOG
+from workers.tasks import STAGE_TASKS
+
+Status = Diagnosis.Status
 
 pytestmark = pytest.mark.django_db
 
@@ -36,3 +48,130 @@ def test_a_submission_works_out_the_tier_once(acme_api: Any) -> None:
     assert response["RateLimit-Limit"] == "3"
     assert response["RateLimit-Remaining"] == "2"
     assert Diagnosis.objects.count() == 1
+
+
+# --- The worker: one message runs every stage, each still claimed on its own ------------------
+
+
+@pytest.fixture
+def queued(acme: Any) -> Diagnosis:
+    return Diagnosis.objects.create(organization=acme, source="api", size_bytes=10)
+
+
+def _claim(diagnosis: Diagnosis, stage: str) -> services.Claim:
+    claim = services.claim_stage(diagnosis_id=str(diagnosis.id), stage=stage)
+    assert isinstance(claim, services.Claim)
+    return claim
+
+
+def test_completing_a_stage_claims_the_next_under_the_same_lease(queued: Diagnosis) -> None:
+    claim = dataclasses.replace(_claim(queued, Status.MASKING), then=uuid.uuid4())
+
+    assert services.complete_stage(claim, fields={"masking_counts": {"EMAIL_ADDRESS": 1}})
+
+    queued.refresh_from_db()
+    assert queued.status == Status.MATCHING
+    assert queued.progress == 40
+    assert queued.masking_counts == {"EMAIL_ADDRESS": 1}
+    assert queued.lease_token == claim.then
+    assert queued.lease_expires_at is not None
+    assert queued.lease_expires_at > timezone.now()
+    assert queued.attempts == 2  # a claim of each stage, as two separate claims would count
+    following = services.handed_on(claim)
+    assert following is not None
+    assert following.token == claim.then
+    assert following.diagnosis.status == Status.MATCHING
+    # The next stage is held: another worker is told to wait, as for any claim.
+    assert isinstance(
+        services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MATCHING), services.Busy
+    )
+    # The lease of the stage that completed is gone with it.
+    assert services.complete_stage(claim) is False
+
+
+def test_a_completion_without_then_leaves_the_next_stage_to_be_claimed(queued: Diagnosis) -> None:
+    claim = _claim(queued, Status.MASKING)
+
+    assert services.complete_stage(claim)
+
+    assert services.handed_on(claim) is None
+    queued.refresh_from_db()
+    assert (queued.status, queued.lease_token) == (Status.MATCHING, None)
+
+
+@override_settings(DIAGNOSIS_MAX_ATTEMPTS=1)
+def test_past_the_attempts_cap_the_next_stage_is_not_claimed_and_claim_stage_gives_up(
+    queued: Diagnosis,
+) -> None:
+    Diagnosis.objects.filter(pk=queued.pk).update(attempts=len(STAGES) - 1)
+    claim = dataclasses.replace(_claim(queued, Status.MASKING), then=uuid.uuid4())
+
+    assert services.complete_stage(claim)  # the stage's own work is kept
+
+    assert services.handed_on(claim) is None
+    queued.refresh_from_db()
+    assert (queued.status, queued.lease_token) == (Status.MATCHING, None)
+    assert services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MATCHING) is None
+    queued.refresh_from_db()
+    assert queued.status == Status.FAILED
+    assert queued.failure_reason == "gave up after repeated worker failures"
+
+
+def test_one_message_takes_a_diagnosis_through_every_stage(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claims: list[str] = []
+    claim_stage = services.claim_stage
+
+    def counted(**kwargs: Any) -> Any:
+        claims.append(kwargs["stage"])
+        return claim_stage(**kwargs)
+
+    monkeypatch.setattr(services, "claim_stage", counted)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+
+    diagnosis = Diagnosis.objects.get(pk=response.json()["id"])
+    assert diagnosis.status == Status.DONE
+    assert diagnosis.failure_slug == "optimizer-state-oom"
+    assert diagnosis.attempts == len(STAGES)
+    # Only the first stage is claimed by a claim of its own; each later one comes with the
+    # completion of the one before.
+    assert claims == [Status.MASKING]
+    assert not get_store(settings.REDIS_URL).exists(staging_key(RAW, diagnosis.id))
+    assert not get_store(settings.REDIS_URL).exists(staging_key(MASKED, diagnosis.id))
+
+
+def test_a_message_redelivered_after_its_worker_died_resumes_at_the_stage_it_died_in(
+    queued: Diagnosis,
+) -> None:
+    # The worker completed masking (the raw log is gone, the masked text staged), claimed
+    # matching with the same message, and was killed; its lease has run out since.
+    masked = OOM_LOG.replace("janedoe", "<USER_1>").encode()
+    get_store(settings.REDIS_URL).write(staging_key(MASKED, queued.id), [masked], ttl_seconds=60)
+    Diagnosis.objects.filter(pk=queued.pk).update(
+        status=Status.MATCHING,
+        progress=40,
+        masking_counts={"USERNAME": 1},
+        attempts=2,
+        lease_token=uuid.uuid4(),
+        lease_expires_at=timezone.now() - timedelta(seconds=1),
+    )
+
+    # The message is the first stage's: it must not mask again (the raw log is gone) but go on.
+    STAGE_TASKS[Status.MASKING].apply(args=(str(queued.id),))
+
+    queued.refresh_from_db()
+    assert queued.status == Status.DONE
+    assert queued.failure_slug == "optimizer-state-oom"
+    assert queued.masking_counts == {"USERNAME": 1}
+    assert queued.attempts == 4
+
+
+def test_a_duplicate_message_of_a_finished_diagnosis_does_nothing(queued: Diagnosis) -> None:
+    Diagnosis.objects.filter(pk=queued.pk).update(status=Status.DONE, progress=100)
+
+    STAGE_TASKS[Status.MASKING].apply(args=(str(queued.id),))
+
+    queued.refresh_from_db()
+    assert (queued.status, queued.attempts) == (Status.DONE, 0)
