@@ -15,6 +15,8 @@ from typing import Any
 
 import hyperscan
 
+from rootcause.hscache import compiled
+
 Entry = dict[str, Any]
 
 # Confirmation looks at most this many characters before the match end (and a little after).
@@ -146,7 +148,7 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
         for spec in entry["fingerprints"]["signals"]:
             where = f"{entry['slug']}/{spec['id']}"
             try:
-                check_pattern(spec["pattern"])
+                compile_python(spec["pattern"])
                 in_frame = compile_python(spec["in_frame"]) if spec.get("in_frame") else None
                 numeric = parse_numeric(spec["numeric"]) if spec.get("numeric") else None
             except PatternError as exc:
@@ -164,7 +166,29 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
                     numeric=numeric,
                 )
             )
+    _check_all(
+        [
+            (f"{e['slug']}/{sig['id']}", sig["pattern"])
+            for e in entries
+            for sig in e["fingerprints"]["signals"]
+        ]
+    )
     return out
+
+
+def _check_all(patterns: list[tuple[str, str]]) -> None:
+    """check_pattern for every pattern in one (cached) compile; one by one only to name the
+    pattern Hyperscan refuses, with where it comes from."""
+    forms = [hyperscan_form(p) for _, p in patterns]
+    try:
+        compiled([f for f, _ in forms], [flags for _, flags in forms])
+    except hyperscan.error as error:
+        for where, pattern in patterns:
+            try:
+                check_pattern(pattern)
+            except PatternError as exc:
+                raise PatternError(f"{where}: {exc}") from exc
+        raise PatternError(str(error)) from error
 
 
 class Matcher:
@@ -172,7 +196,6 @@ class Matcher:
 
     def __init__(self, patterns: list[str], single: set[int] | None = None) -> None:
         self.patterns = patterns
-        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         forms = [hyperscan_form(p) for p in patterns]
         # `single` patterns report once per scan: markers whose presence is all that matters
         forms = [
@@ -180,12 +203,7 @@ class Matcher:
             for i, (f, flags) in enumerate(forms)
         ]
         try:
-            self.database.compile(
-                expressions=[f[0] for f in forms],
-                ids=list(range(len(forms))),
-                elements=len(forms),
-                flags=[f[1] for f in forms],
-            )
+            self.database = compiled([f[0] for f in forms], [f[1] for f in forms])
         except hyperscan.error as exc:
             # find the culprit for a useful message
             for p in patterns:

@@ -17,12 +17,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import httpx
 import typer
 
-from rootcause.cli.client import Service, ci_metadata, idempotency_key, submit, wait_for
 from rootcause.cli.errors import EXIT_CODES, CliError, ExitCode, InputError
 from rootcause.cli.formats import Emitter, render_text
 from rootcause.cli.inputs import (
@@ -34,9 +32,14 @@ from rootcause.cli.inputs import (
     raw_pieces,
 )
 from rootcause.cli.offline import diagnose_merged, diagnose_path
-from rootcause.cli.progress import Reporter, reporter
 from rootcause.cli.results import FileResult, Outcome, from_record
 from rootcause.engine import get_engine
+
+if TYPE_CHECKING:
+    import httpx
+
+    from rootcause.cli.client import Service
+    from rootcause.cli.progress import Reporter
 
 __all__ = [
     "CliError",
@@ -140,6 +143,10 @@ def diagnose(
                 "set ROOTCAUSE_URL (or --server) to use the service, or pass --offline to "
                 "diagnose on this machine"
             )
+        # imported here: httpx is most of the start-up time, and --offline never talks HTTP
+        from rootcause.cli.client import Service, ci_metadata
+        from rootcause.cli.progress import reporter
+
         try:
             service = Service(server, token, wait, metadata=ci_metadata(labels))
         except CliError as exc:
@@ -223,6 +230,8 @@ def _diagnose_job(
     key: str,
 ) -> FileResult:
     """One file, or the merged files of one job: prepared, uploaded, waited for."""
+    from rootcause.cli.client import idempotency_key, submit, wait_for
+
     name = ",".join(display_name(p) for p in paths)
 
     def extracting(total: int | None) -> Callable[[int], None]:

@@ -24,6 +24,7 @@ from rootcause.engine.scanning import rank_from_name
 from rootcause.evidence import parse_line
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker, iter_line_chunks, mask_log
+from rootcause.masking.masker import WHEN_NEEDED
 
 PIECE = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -107,7 +108,7 @@ def _rest(stream: Any, first: bytes, name: str) -> Iterator[bytes]:
 def masked_chunks(path: str, counts: dict[str, int]) -> Iterator[str]:
     """The log's masked text in line-aligned chunks, as the service masks it (two passes: the
     names it learns anywhere are masked everywhere); `counts` follows the masking counts."""
-    masker = Masker()
+    masker = Masker(analyzer=WHEN_NEEDED)
     for chunk in mask_log(lambda: raw_pieces(path), masker):
         yield chunk
         counts.clear()

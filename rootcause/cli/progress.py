@@ -9,17 +9,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+# rich is imported when a bar is shown: it is a fifth of the start-up of `diagnose --offline`.
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 def size_text(n: int) -> str:
@@ -68,10 +62,25 @@ def _ignore(done: int) -> None:
     return None
 
 
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 class TerminalReporter(Reporter):
     """A rich progress bar per log, removed when the log is done."""
 
     def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
         super().__init__()
         self.console = Console(stderr=True)
         self.progress = Progress(

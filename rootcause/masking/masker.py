@@ -22,16 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib.util
 import os
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from rootcause.masking.chunks import iter_line_chunks
+from rootcause.masking.density import DENSE_ENTITY, dense_regions, lines_in, marked_whole
 from rootcause.masking.offsets import byte_offsets
 from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
+from rootcause.masking.prefilters import all_windows
 from rootcause.masking.rules import Rule, RuleSet, as_rule_set
 from rootcause.masking.scanner import (
+    LEARNING_IDS,
     LEARNING_SPECS,
     Candidate,
     Database,
@@ -53,9 +58,17 @@ _GENERIC_USERS = frozenset(
 )
 
 
+# Replacements remembered per value (a cache: numbering lives in _numbers).
+_MAX_TOKENS = 1 << 16
+# Guard verdicts kept from the learning pass for the masking pass (one per chunk).
+_MAX_GUARDED = 1 << 16
+
 # The setting the service reads too (config/settings.py): a YAML file of Presidio recognizers.
 RECOGNIZERS_FILE_ENV = "MASKING_RECOGNIZERS_FILE"
 _AUTO = "auto"
+# Presidio's analyzer only for the chunks where it could add something (the command line):
+# see Masker._find_when_needed.
+WHEN_NEEDED = "when-needed"
 _OTHER_PRIORITY = 13
 
 
@@ -66,6 +79,13 @@ def default_analyzer() -> Any | None:
     except ImportError:
         return None
     return shared_analyzer(os.environ.get(RECOGNIZERS_FILE_ENV) or None)
+
+
+def _presidio_installed() -> bool:
+    try:
+        return importlib.util.find_spec("presidio_analyzer") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _has_digit(value: bytes) -> bool:
@@ -113,8 +133,19 @@ class Masker:
         alone, or by default Presidio's when it is installed (``default_analyzer``).
         ``rules``: an organisation's own terms and patterns (validated, see ``rules.py``)."""
         self._secret = secret if secret is not None else os.urandom(32)
-        self._analyzer = default_analyzer() if analyzer == _AUTO else analyzer
         self._rules = as_rule_set(rules)
+        # WHEN_NEEDED with nothing but the built-in recognizers: Presidio is imported (about
+        # 1.5 s: spaCy comes with it) and called only for a chunk where one of its own
+        # recognizers could find something; other chunks get what its analyzer would return
+        self._when_needed = (
+            analyzer == WHEN_NEEDED
+            and self._rules is None
+            and not os.environ.get(RECOGNIZERS_FILE_ENV)
+            and _presidio_installed()
+        )
+        if analyzer == WHEN_NEEDED:
+            analyzer = None if self._when_needed else _AUTO
+        self._analyzer = default_analyzer() if analyzer == _AUTO else analyzer
         # Their types get numbered pseudonyms of their own unless they name a built-in type.
         self._rule_prefix = {
             e: e for e in (self._rules.entities if self._rules else ()) if e not in FIXED_TOKEN
@@ -125,6 +156,9 @@ class Masker:
 
             self._ad_hoc = [RuleSetRecognizer(self._rules)]
         self._numbers: dict[str, dict[bytes, int]] = {}
+        self._tokens: dict[tuple[str, bytes], str] = {}
+        # (hash, length) of a chunk the learning pass saw -> its dense regions (density.py)
+        self._guarded: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._counts: Counter[str] = Counter()
         self._in_private_key = 0  # bytes an open key block may still run for
         self._learned: dict[bytes, str] = {}
@@ -138,6 +172,16 @@ class Masker:
 
     def token(self, entity: str, value: bytes) -> str:
         """The replacement for one occurrence (also used by the Presidio operator path)."""
+        # Logs repeat the same hosts and users on every line: the HMAC once per value.
+        key = (entity, value)
+        token = self._tokens.get(key)
+        if token is None:
+            if len(self._tokens) >= _MAX_TOKENS:
+                self._tokens.clear()
+            token = self._tokens[key] = self._new_token(entity, value)
+        return token
+
+    def _new_token(self, entity: str, value: bytes) -> str:
         prefix = PSEUDONYM_PREFIX.get(entity) or self._rule_prefix.get(entity)
         if prefix is None:
             # An operator's or Presidio's own type (IBAN_CODE, CRYPTO) is named as it is.
@@ -152,7 +196,18 @@ class Masker:
         """The learning pass: remember the user and host names in ``chunk``, replace nothing."""
         if chunk:
             buf = chunk.encode("utf-8", "surrogatepass")
-            self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+            regions, hits = dense_regions(buf)
+            if len(self._guarded) < _MAX_GUARDED:
+                # the masking pass gets the same chunk: the guard's verdict is not computed twice
+                self._guarded[(hash(chunk), len(chunk))] = regions
+            if hits is None:
+                _, buf, _ = _thinned(chunk, buf, regions)
+                self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+            else:
+                # the guard's scan had every pattern: the learning ones need no scan of their own
+                ids = LEARNING_IDS
+                mine = [(ids[pid], s, e) for pid, s, e in hits if pid in ids]
+                self._learn(buf, find_candidates(buf, LEARNING_SPECS, mine))
 
     def mask(self, chunk: str) -> str:
         """Mask one line-aligned chunk (a token split across two calls cannot be recognised)."""
@@ -160,8 +215,25 @@ class Masker:
             return chunk
         # surrogatepass: a str built from arbitrary input must round-trip, not raise.
         buf = chunk.encode("utf-8", "surrogatepass")
+        regions = self._guarded.pop((hash(chunk), len(chunk)), None)
+        if regions is None:
+            regions, _ = dense_regions(buf)
+        chunk, buf, dense = _thinned(chunk, buf, regions)
+        if dense:
+            self._counts[DENSE_ENTITY] += dense
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
+        spans = self._spans(chunk, buf, keys)
+        if self._when_needed and self._analyzer is None and not _covered(all_windows(buf), spans):
+            # Presidio's recognizers could change this chunk's masking: from now on, its way.
+            self._analyzer = default_analyzer()
+            spans = self._spans(chunk, buf, keys)
+        out = self._render(buf, spans, keys, continued)
+        return out.decode("utf-8", "surrogatepass")
+
+    def _spans(self, chunk: str, buf: bytes, keys: list[tuple[int, int]]) -> list[Candidate]:
+        """What is replaced in a chunk: every recognizer's and the learned names' findings,
+        resolved."""
         candidates = self._find(chunk, buf)
         self._learn(buf, candidates)
         if self._learned_dirty:
@@ -171,11 +243,16 @@ class Masker:
         if self._learned_db is not None:
             entities = tuple(self._learned.values())
             candidates.extend(find_learned(buf, self._learned_db, entities))
-        spans = resolve(candidates, keys)
-        out = self._render(buf, spans, keys, continued)
-        return out.decode("utf-8", "surrogatepass")
+        return resolve(candidates, keys)
 
     def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
+        if self._when_needed and self._analyzer is None:
+            # What the analyzer returns when only HyperscanRecognizer finds anything
+            # (recognizer.py): its resolved candidates and the private-key bodies.
+            keys, _ = find_private_keys(buf, 0)
+            found = resolve(find_candidates(buf), keys)
+            found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
+            return found
         if self._analyzer is None:
             found = find_candidates(buf)
             if self._rules is not None:
@@ -229,6 +306,49 @@ class Masker:
             pos = end
         out.append(buf[pos:])
         return b"".join(out)
+
+
+def _thinned(chunk: str, buf: bytes, regions: list[tuple[int, int]]) -> tuple[str, bytes, int]:
+    """The chunk with its dense regions masked whole (density.py), and how many lines were."""
+    if not regions:
+        return chunk, buf, 0
+    parts = []
+    pos = lines = 0
+    for start, end in regions:
+        body = buf[start:end]
+        parts += [buf[pos:start], marked_whole(body)]
+        lines += lines_in(body)
+        pos = end
+    parts.append(buf[pos:])
+    thin = b"".join(parts)
+    # regions start and end at line breaks: never inside a UTF-8 sequence
+    return thin.decode("utf-8", "surrogatepass"), thin, lines
+
+
+def _covered(windows: list[tuple[int, int]], spans: list[Candidate]) -> bool:
+    """Whether findings inside ``windows`` would leave ``spans`` as they are.
+
+    ``spans`` is what ``resolve`` kept (leftmost, longest, most specific). A finding that lies
+    inside a kept span and is not that span exactly comes after it in resolve's order and
+    overlaps it, so it is dropped and changes nothing; one with exactly the span of a kept
+    finding would win over it only on priority, which Presidio's findings
+    (``OTHER_PRIORITY``) have over the learned names alone. The validated recognizers only
+    ever find something inside their windows, so a window covered this way is one they
+    cannot change.
+    """
+    if not windows:
+        return True
+    starts = [c.start for c in spans]
+    for lo, hi in windows:
+        i = bisect_right(starts, lo) - 1
+        if i < 0:
+            return False
+        c = spans[i]
+        if hi > c.end:
+            return False
+        if lo == c.start and hi == c.end and c.priority >= _OTHER_PRIORITY:
+            return False
+    return True
 
 
 def mask_log(

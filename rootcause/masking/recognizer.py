@@ -24,14 +24,12 @@ Importing this module imports presidio (the server extra); the light client neve
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 
 # Presidio's e-mail validation calls tldextract, which fetches the public suffix list over the
 # network unless this is empty. Must be set before presidio imports tldextract.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-import hyperscan
 from presidio_analyzer import (
     AnalyzerEngine,
     EntityRecognizer,
@@ -49,10 +47,10 @@ from presidio_analyzer.predefined_recognizers import (
 
 from rootcause.masking.offsets import char_offsets
 from rootcause.masking.patterns import ENTITIES
+from rootcause.masking.prefilters import PREFILTERS, Window, prefilter_database, windows
 from rootcause.masking.rules import RuleSet
 from rootcause.masking.scanner import (
     Candidate,
-    Database,
     find_candidates,
     find_private_keys,
     resolve,
@@ -121,19 +119,6 @@ class RuleSetRecognizer(EntityRecognizer):
         ]
 
 
-@dataclass(frozen=True)
-class Window:
-    """How far around a prefilter hit the wrapped recognizer looks."""
-
-    extend: frozenset[int]  # bytes that may continue the candidate to the right
-    max_bytes: int
-    not_after: bytes = b""  # a hit right after one of these is no candidate (seed=4111...)
-
-
-_DIGITS = frozenset(b"0123456789")
-_ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-
-
 class PrefilteredRecognizer(EntityRecognizer):
     """A Presidio recognizer run only on the windows that a cheap Hyperscan prefilter finds.
 
@@ -146,7 +131,7 @@ class PrefilteredRecognizer(EntityRecognizer):
     def __init__(self, inner: EntityRecognizer, prefilter: bytes, window: Window) -> None:
         self.inner = inner
         self.window = window
-        self._db = Database([prefilter], [hyperscan.HS_FLAG_SOM_LEFTMOST])
+        self._db = prefilter_database(prefilter)
         self._name = f"Prefiltered{type(inner).__name__}"
         super().__init__(
             supported_entities=list(inner.supported_entities),
@@ -158,24 +143,7 @@ class PrefilteredRecognizer(EntityRecognizer):
         pass  # the inner recognizer loaded itself
 
     def _windows(self, buf: bytes) -> list[tuple[int, int]]:
-        spans: list[tuple[int, int]] = []
-        for _, start, end in self._db.scan(buf):
-            if start and buf[start - 1] in self.window.not_after:
-                continue
-            stop = end
-            limit = min(len(buf), start + self.window.max_bytes)
-            while stop < limit and buf[stop] in self.window.extend:
-                stop += 1
-            lo, hi = max(0, start - 1), min(len(buf), stop + 1)
-            while lo > 0 and buf[lo] & 0xC0 == 0x80:  # never inside a UTF-8 sequence
-                lo -= 1
-            while hi < len(buf) and buf[hi] & 0xC0 == 0x80:
-                hi += 1
-            if spans and lo <= spans[-1][1]:
-                spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
-            else:
-                spans.append((lo, hi))
-        return spans
+        return windows(self._db, self.window, buf)
 
     def analyze(
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
@@ -205,26 +173,19 @@ def validated_recognizers() -> list[PrefilteredRecognizer]:
     return [
         PrefilteredRecognizer(
             CreditCardRecognizer(),
-            # the issuers' prefixes, as our own card recognizer: seeds and epoch times in ms
-            # and ns start with 1 (and are Luhn-valid one time in ten)
-            rb"\b(?:4\d|5[1-5]|2[2-7]|3[0-9]|6[045])\d\d[ \-]?\d{4,6}[ \-]?\d{4}",
-            Window(_DIGITS | frozenset(b" -"), 24, not_after=b"=.x"),
+            *PREFILTERS["card"],
         ),
         PrefilteredRecognizer(
             IbanRecognizer(),
-            rb"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4} ?[A-Z0-9]{4}",
-            Window(_ALNUM | frozenset(b" "), 42),
+            *PREFILTERS["iban"],
         ),
         PrefilteredRecognizer(
             PhoneRecognizer(),
-            rb"\+[1-9]\d{0,2}[ .\-(]{1,2}\d|"
-            rb"\(\d{3}\) ?\d{3}[ .\-]\d{4}|\b\d{3}[.\-]\d{3}[.\-]\d{4}",
-            Window(_DIGITS | frozenset(b" .-()"), 24),
+            *PREFILTERS["phone"],
         ),
         PrefilteredRecognizer(
             CryptoRecognizer(),
-            rb"\b(?:bc1|[13])[a-km-zA-HJ-NP-Z1-9]{25}",
-            Window(_ALNUM, 64),
+            *PREFILTERS["crypto"],
         ),
     ]
 

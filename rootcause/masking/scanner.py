@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
 import hyperscan
 
+from rootcause.hscache import compiled
 from rootcause.masking.patterns import (
     PRIVATE_KEY_BEGIN,
     PRIVATE_KEY_END,
@@ -38,15 +40,42 @@ class Candidate:
 class Database:
     """A compiled block-mode database; scans are serialised because one scratch is shared."""
 
-    def __init__(self, expressions: list[bytes], flags: list[int]) -> None:
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._db.compile(
-            expressions=expressions,
-            ids=list(range(len(expressions))),
-            elements=len(expressions),
-            flags=flags,
-        )
+    def __init__(self, expressions: list[bytes], flags: list[int], *, cache: bool = False) -> None:
+        # Only fixed patterns are cached (hscache): a database of names learned from a log, or
+        # of an organisation's terms, would put them on disk.
+        if cache:
+            self._db = compiled(expressions, flags)
+        else:
+            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            self._db.compile(
+                expressions=expressions,
+                ids=list(range(len(expressions))),
+                elements=len(expressions),
+                flags=flags,
+            )
         self._lock = threading.Lock()
+
+    def scan_until(self, buf: bytes, on_match: Callable[..., bool]) -> bool:
+        """Scan with a callback that returns True to stop; False if it stopped the scan."""
+        with self._lock:
+            try:
+                self._db.scan(buf, match_event_handler=on_match)
+            except hyperscan.ScanTerminated:
+                return False
+        return True
+
+    def matches(self, buf: bytes) -> bool:
+        """Whether any pattern matches: the scan stops at the first match."""
+
+        def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
+            return True
+
+        with self._lock:
+            try:
+                self._db.scan(buf, match_event_handler=on_match)
+            except hyperscan.ScanTerminated:
+                return True
+        return False
 
     def scan(self, buf: bytes) -> list[tuple[int, int, int]]:
         hits: list[tuple[int, int, int]] = []
@@ -60,7 +89,7 @@ class Database:
         return hits
 
 
-def _flags(spec: Spec) -> int:
+def spec_flags(spec: Spec) -> int:
     flags = hyperscan.HS_FLAG_SOM_LEFTMOST
     if spec.caseless:
         flags |= hyperscan.HS_FLAG_CASELESS
@@ -72,17 +101,24 @@ def _flags(spec: Spec) -> int:
 # The patterns a name can be learned from (a home path, an NCCL prefix, host=, user@host):
 # the learning pass over a whole log scans with these alone.
 LEARNING_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity in ("HOSTNAME", "USERNAME"))
+# Their ids in SPECS -> their ids in LEARNING_SPECS.
+LEARNING_IDS: dict[int, int] = {
+    spec: i
+    for i, spec in enumerate(j for j, s in enumerate(SPECS) if s.entity in ("HOSTNAME", "USERNAME"))
+}
 
 
 @lru_cache(maxsize=1)
 def main_database() -> Database:
     """Compiled once per process (~0.2 s), shared by every Masker."""
-    return Database([s.hs for s in SPECS], [_flags(s) for s in SPECS])
+    return Database([s.hs for s in SPECS], [spec_flags(s) for s in SPECS], cache=True)
 
 
 @lru_cache(maxsize=1)
 def learning_database() -> Database:
-    return Database([s.hs for s in LEARNING_SPECS], [_flags(s) for s in LEARNING_SPECS])
+    return Database(
+        [s.hs for s in LEARNING_SPECS], [spec_flags(s) for s in LEARNING_SPECS], cache=True
+    )
 
 
 def learned_database(names: tuple[bytes, ...]) -> Database:
@@ -104,15 +140,19 @@ def _touches_word(buf: bytes, start: int, end: int) -> bool:
     return (start > 0 and _is_alnum(buf[start - 1])) or (end < len(buf) and _is_alnum(buf[end]))
 
 
-def find_candidates(buf: bytes, specs: tuple[Spec, ...] = SPECS) -> list[Candidate]:
+def find_candidates(
+    buf: bytes, specs: tuple[Spec, ...] = SPECS, hits: list[tuple[int, int, int]] | None = None
+) -> list[Candidate]:
     """Every confirmed, validated candidate in ``buf`` (overlapping; resolve afterwards).
 
-    ``specs`` is SPECS (every pattern) or LEARNING_SPECS (the learning pass).
+    ``specs`` is SPECS (every pattern) or LEARNING_SPECS (the learning pass); ``hits``, the
+    hits of a scan already made with ids as in ``specs``.
     """
-    db = main_database() if specs is SPECS else learning_database()
+    if hits is None:
+        hits = (main_database() if specs is SPECS else learning_database()).scan(buf)
     # Hyperscan reports every end for a start; the longest one is the occurrence.
     longest: dict[tuple[int, int], int] = {}
-    for pid, start, end in db.scan(buf):
+    for pid, start, end in hits:
         key = (pid, start)
         if longest.get(key, -1) < end:
             longest[key] = end

@@ -131,10 +131,13 @@ _FUZZ = textwrap.dedent(
     """
     import random, sys, time
     from rootcause.engine import get_engine
+    from rootcause.masking.density import guard_database
+    from rootcause.masking.prefilters import PREFILTERS, prefilter_database
     from rootcause.masking.scanner import learned_database, learning_database, main_database
 
     matcher = get_engine().scanner.matcher
-    dbs = [main_database(), learning_database(),
+    dbs = [main_database(), learning_database(), guard_database(),
+           *(prefilter_database(p) for p, _ in PREFILTERS.values()),
            learned_database((b"gpu-node-17", b"alice", b"aaaa", b"a-b"))]
     alphabet = list(b"aAzZ019.:-_/@[]()=\\"' \\n\\t,;#%$\\\\kK+x~bc") + [0xC3, 0xA9]
     tokens = [b"1.", b"1:", b"a@", b"fe80:", b"0x", b"hf_", b"sk-", b"AKIA", b"ghp_",
