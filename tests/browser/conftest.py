@@ -1,9 +1,11 @@
 """Browser tests: Playwright driving Debian's Chromium against Django's live server.
 
 No browser is ever downloaded: the tests launch `/usr/bin/chromium` (`apt-get install chromium`;
-`.ci/run` installs it) and are skipped, saying so, where it is missing. The live server runs the
-pipeline eagerly in its own thread (the tests' settings), so a diagnosis is done by the time the
-form's redirect lands; `test_progress` puts a row back into a stage to watch the page follow it.
+`.ci/run` installs it) and are skipped, saying so, where it is missing. The pages come from
+pytest-django's live server (its tests commit: transactional database access), and the pipeline
+runs in a real `celery worker` process (tests/worker.py), one for the browser tests, on this run's
+Redis prefix and the same test database; the live server enqueues through Redis as production
+does, and the result page follows the stages live while the worker works.
 
 Screenshots of each page at desktop and phone widths go to `test-output/browser/` (gitignored),
 for a person to look at.
@@ -17,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.redis_namespace import delete_run_keys
+from tests.worker import WorkerProcess, tasks_through_redis, worker_environment
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -58,10 +63,31 @@ def browser() -> Iterator[Any]:
         browser.close()
 
 
+@pytest.fixture(scope="package")
+def worker(
+    django_db_setup: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    """One worker process for the browser tests, stopped when they end (so that the end-to-end
+    tests' own workers are alone on the run's queue)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: `apt-get install chromium` to run the browser tests")
+    delete_run_keys()  # tasks another test left in this run's queue
+    process = WorkerProcess(
+        worker_environment(), tmp_path_factory.mktemp("browser") / "worker.log", name="browser"
+    )
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
 @pytest.fixture
-def site(live_server: Any, catalogue: Any) -> str:
-    """The live server's URL, with the shipped catalogue loaded (the samples match it)."""
-    return str(live_server.url)
+def site(live_server: Any, catalogue: Any, worker: WorkerProcess) -> Iterator[str]:
+    """The live server's URL, with the shipped catalogue loaded (the samples match it); its
+    diagnoses go through Redis to the worker."""
+    with tasks_through_redis():
+        yield str(live_server.url)
 
 
 @pytest.fixture
@@ -105,3 +131,12 @@ def assert_accessible(page: Any) -> None:
 
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_report()
+
+
+# The first diagnosis of a run waits for the worker to load the masker and the engine.
+RESULT_TIMEOUT = 90_000
+
+
+def wait_for_result(page: Any) -> None:
+    """The result page, once the worker is done: the page reloads itself then."""
+    page.locator("#failure").wait_for(timeout=RESULT_TIMEOUT)

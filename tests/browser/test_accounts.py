@@ -9,7 +9,7 @@ from django.core import mail
 
 from accounts.models import Organization
 from accounts.services import create_organization
-from tests.browser.conftest import assert_accessible, screenshot
+from tests.browser.conftest import assert_accessible, screenshot, wait_for_result
 
 
 def sign_in(page: Any, email: str, password: str) -> None:
@@ -40,6 +40,7 @@ def test_sign_up_verify_diagnose_and_find_the_fix_in_the_history(page: Any) -> N
     page.wait_for_function("document.querySelector('#id_log_text').value.includes('adamw')")
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/$"))
+    wait_for_result(page)
     assert "Optimizer State Memory Explosion" in page.locator("#failure").inner_text()
     assert page.locator("#fix-command").inner_text().strip()
     assert page.locator("#verify-command").inner_text().strip()

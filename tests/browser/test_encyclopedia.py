@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tests.browser.conftest import assert_accessible, screenshot
+from tests.browser.conftest import assert_accessible, screenshot, wait_for_result
 
 
 def test_an_entry_pages_paste_box_diagnoses_a_sample(page: Any) -> None:
@@ -28,6 +28,7 @@ def test_an_entry_pages_paste_box_diagnoses_a_sample(page: Any) -> None:
     assert "/encyclopedia/" in page.url
     aside.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+    wait_for_result(page)
     assert "Optimizer State Memory Explosion" in page.locator("#failure").inner_text()
 
 

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, wait_for_result
 
 SAMPLE = (
     Path(__file__).resolve().parents[2]
@@ -40,6 +40,7 @@ def test_a_large_file_is_reduced_to_its_evidence_before_upload(page: Any) -> Non
 
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+    wait_for_result(page)
     assert "NCCL" in page.locator("#failure").inner_text()
     assert "Rank 3 failed first" in page.locator("#initiating-rank").inner_text()
     # The lines the result cites are those of the whole file.
@@ -78,5 +79,6 @@ def test_a_file_above_the_server_limit_is_never_uploaded_whole(page: Any, settin
     page.locator("#selection").filter(has_text="lines will be sent").wait_for()
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+    wait_for_result(page)
     assert "NCCL" in page.locator("#failure").inner_text()
     assert max(posts) < 256 * 1024
