@@ -16,7 +16,7 @@ from billing_tiers.selectors import entitlements_for
 from config.problems import PayloadTooLarge
 from encyclopedia.models import CatalogueVersion, Entry
 from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
-from rootcause.result import EvidenceLine, SearchMatch
+from rootcause.result import EvidenceLine, MatchedLine, SearchMatch
 
 if TYPE_CHECKING:
     from rootcause.engine import Engine
@@ -193,34 +193,52 @@ def _text_matches(text: str) -> list[SearchMatch]:
         title = str(entry.get("title", ""))
         signatures = [str(s) for s in entry.get("signatures", [])]
         if keyword_query:
-            fields = [title, entry["slug"].replace("-", " "), str(entry.get("category", ""))]
-            fields += [str(t).replace("-", " ") for t in entry.get("tags", [])]
-            haystack = " ".join(fields + signatures).lower()
+            fields = [
+                ("title", title),
+                ("slug", entry["slug"]),
+                ("category", str(entry.get("category", ""))),
+                *(("tag", str(t)) for t in entry.get("tags", [])),
+                *(("signature", s) for s in signatures),
+            ]
+            haystack = " ".join(text.replace("-", " ") for _, text in fields).lower()
             if all(word in haystack for word in words):
-                # Shown as the lines that matched: the title, and the signatures naming a word.
-                shown = [title] + [s for s in signatures if any(w in s.lower() for w in words)]
+                # The query's line, and each field of the entry that names one of its words.
                 in_title = all(word in f"{title} {entry['slug']}".lower() for word in words)
+                shown = [
+                    MatchedLine(line=1, text=query, entry_field=name, entry_text=field_text)
+                    for name, field_text in fields
+                    if any(w in field_text.replace("-", " ").lower() for w in words)
+                ]
                 matches.append(
                     SearchMatch(
                         slug=entry["slug"],
                         title=title,
                         score=0.5 if in_title else 0.3,
-                        lines=[EvidenceLine(line=1, text=t) for t in shown[:3]],
+                        lines=[EvidenceLine(line=1, text=query)],
+                        matched=shown[:6],
                     )
                 )
                 continue
-        stems = [_normal(sig) for sig in signatures]
-        hits = [
-            EvidenceLine(line=number, text=lines[number - 1])
+        stems = [(_normal(sig), sig) for sig in signatures]
+        pairs = [
+            MatchedLine(
+                line=number, text=lines[number - 1], entry_field="signature", entry_text=sig
+            )
             for number, line in enumerate(normal_lines, start=1)
             if len(line) >= SIGNATURE_MIN_CHARS
-            and any(
-                stem[:60] in line or line in stem
-                for stem in stems
-                if len(stem) >= SIGNATURE_MIN_CHARS
-            )
+            for stem, sig in stems
+            if len(stem) >= SIGNATURE_MIN_CHARS and (stem[:60] in line or line in stem)
         ]
-        if hits:
-            matches.append(SearchMatch(slug=entry["slug"], title=title, score=0.4, lines=hits[:6]))
+        if pairs:
+            numbers = sorted({p.line for p in pairs})[:6]
+            matches.append(
+                SearchMatch(
+                    slug=entry["slug"],
+                    title=title,
+                    score=0.4,
+                    lines=[EvidenceLine(line=n, text=lines[n - 1]) for n in numbers],
+                    matched=pairs[:6],
+                )
+            )
     matches.sort(key=lambda m: -m.score)
     return matches

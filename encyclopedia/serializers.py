@@ -123,12 +123,27 @@ class MatchedLineSerializer(serializers.Serializer):
     text = serializers.CharField()
 
 
+class MatchedPairSerializer(serializers.Serializer):
+    line = serializers.IntegerField(help_text="1-based line number in the pasted text.")
+    text = serializers.CharField(help_text="That line of the pasted text.")
+    entry_field = serializers.CharField(
+        help_text='Where in the entry it matched: "fingerprint <id>", "signature", "title", '
+        '"slug", "category" or "tag".'
+    )
+    entry_text = serializers.CharField(
+        help_text="The entry's text it matched (a fingerprint's pattern)."
+    )
+
+
 class SearchResultSerializer(serializers.Serializer):
     slug = serializers.SlugField()
     title = serializers.CharField()
     score = serializers.FloatField()
     url = serializers.CharField()
     lines = MatchedLineSerializer(many=True)
+    matched = MatchedPairSerializer(
+        many=True, help_text="Each line of the pasted text that matched, with what it matched."
+    )
 
 
 class SearchOutputSerializer(serializers.Serializer):

@@ -116,13 +116,24 @@ class DiagnosisResult:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MatchedLine:
+    """A line of the searched text and the part of the entry it matched."""
+
+    line: int  # 1-based, in the searched text
+    text: str
+    entry_field: str  # "fingerprint <id>", "signature", "title", "slug", "category" or "tag"
+    entry_text: str  # that field's text (a fingerprint's pattern)
+
+
+@dataclass(frozen=True, kw_only=True)
 class SearchMatch:
     """A catalogue entry whose signals match pasted error text, with the lines that matched."""
 
     slug: str
     title: str
     score: float
-    lines: list[EvidenceLine]
+    lines: list[EvidenceLine]  # the lines of the searched text that matched
+    matched: list[MatchedLine] = field(default_factory=list)
 
 
 def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rootcause.catalogue import Entry, catalogue_version, load_entries
 from rootcause.engine import report, rules
 from rootcause.engine.scanning import Scan, Scanner, rank_from_name
 from rootcause.matching import Signal, signals_of
-from rootcause.result import DiagnosisResult, EvidenceLine, SearchMatch
+from rootcause.result import DiagnosisResult, EvidenceLine, MatchedLine, SearchMatch
 
 
 class Engine:
@@ -64,15 +64,25 @@ class Engine:
             score = 1 - math.prod(1 - self.signals[s].weight for s in sigs)
             if not any(self.signals[s].kind == "error" for s in sigs):
                 score *= 0.5
-            lines = sorted(
-                {(h.line, report.short(h.text)) for s in sigs for h in scan.loose_hits[s][:3]}
+            pairs = sorted(
+                {(h.line, report.short(h.text), s) for s in sigs for h in scan.loose_hits[s][:3]}
             )
+            lines = sorted({(n, t) for n, t, _ in pairs})
             found.append(
                 SearchMatch(
                     slug=entry["slug"],
                     title=entry["title"],
                     score=round(score, 3),
                     lines=[EvidenceLine(line=n, text=t) for n, t in lines[:5]],
+                    matched=[
+                        MatchedLine(
+                            line=n,
+                            text=t,
+                            entry_field=f"fingerprint {self.signals[s].id}",
+                            entry_text=self.signals[s].regex.pattern,
+                        )
+                        for n, t, s in pairs[:8]
+                    ],
                 )
             )
         found.sort(key=lambda f: (-f.score, f.slug))

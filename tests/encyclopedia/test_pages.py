@@ -102,7 +102,10 @@ def test_search_page_lists_matches_with_lines(client: Client, small_catalogue: A
     html = response.content.decode()
     assert "1 matching entry" in html
     assert 'href="/encyclopedia/test-nccl/">Test entry test-nccl</a>' in html
-    assert "<td>2</td><td><code>RuntimeError: TEST-NCCL-BOOM: out of memory</code></td>" in html
+    assert (
+        '<td class="num">2</td><td><code>RuntimeError: TEST-NCCL-BOOM: out of memory</code></td>'
+        in html
+    )
 
 
 def test_search_page_no_match_and_too_large(client: Client, small_catalogue: Any) -> None:
