@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -192,3 +192,14 @@ def delete(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
     services.delete_diagnosis(actor=actor, diagnosis=diagnosis)
     messages.success(request, "The diagnosis was deleted.")
     return redirect("diagnosis-history")
+
+
+def extraction_patterns(request: HttpRequest) -> HttpResponse:
+    """What the page's evidence selection (static/diagnosis/extract.js) scans a big file for:
+    the current catalogue's fingerprints and the engine's markers, as JavaScript patterns."""
+    from encyclopedia.selectors import current_engine  # the engine compiles on first use
+    from rootcause.cli.extract import browser_patterns
+
+    response = JsonResponse(browser_patterns(current_engine()))
+    response["Cache-Control"] = "public, max-age=300"
+    return response

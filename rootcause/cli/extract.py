@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rootcause.engine import Engine
-from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE
+from rootcause.engine.scanning import INTERNAL, RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE
 from rootcause.evidence import LOOKBACK_LINES, LineContext, LineInfo
 from rootcause.masking import Masker, iter_line_chunks
 from rootcause.masking.scanner import Candidate
@@ -323,3 +323,26 @@ def extract(
     out = extractor.finish()
     out.size = size
     return out
+
+
+def js_regex(pattern: str) -> dict[str, str]:
+    """A catalogue pattern (Python `re` syntax that Hyperscan also takes) as the source and flags
+    of a JavaScript RegExp: a leading `(?i)` becomes the i flag, `(?P<name>` becomes `(?<name>`.
+    The rest of the syntax the contract allows is the same in both."""
+    flags = ""
+    if pattern.startswith("(?i)"):
+        pattern, flags = pattern[4:], "i"
+    return {"source": pattern.replace("(?P<", "(?<"), "flags": flags}
+
+
+def browser_patterns(engine: Engine) -> dict[str, object]:
+    """What the web page's port of this extraction (diagnosis/static/diagnosis/extract.js) scans
+    for: the engine's signals, in its order, and its own markers."""
+    return {
+        "version": engine.version,
+        "signals": [
+            {**js_regex(s.regex.pattern), "kind": s.kind, "in_frame": s.in_frame is not None}
+            for s in engine.signals
+        ],
+        "internal": [{"name": name, **js_regex(p)} for name, p in INTERNAL.items()],
+    }

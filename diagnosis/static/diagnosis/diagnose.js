@@ -1,6 +1,6 @@
 // The paste box: sample logs, the drop zone, and for a big file the evidence picked out in the
-// browser before upload (the idea of rootcause/cli/extract.py, simplified). Without this script
-// the form still posts as it is.
+// browser before upload (extract.js, the CLI's extraction ported). Without this script the form
+// still posts as it is.
 (function () {
   "use strict";
   var form = document.getElementById("diagnose");
@@ -29,49 +29,40 @@
     delete form.dataset.blocked;
   }
 
-  // Lines the engine reads: tracebacks, error lines and the lines around them, each rank's
-  // last lines, the head and the tail. The others are sent as empty lines, so the line numbers
-  // the result cites stay those of the whole file.
-  var TROUBLE = /traceback|exception|error|fatal|killed|abort|timed? ?out|out of memory|segmentation fault|watchdog|nccl|core dumped|signal|failed/i;
-  var RANK = /\[(?:rank|default|Rank|RANK)(?: |: )?(\d{1,5})\]|\brank=(\d{1,5})\b|^(\d{1,5}): /;
-  var HEAD = 50, TAIL = 200, AROUND = 10, RANK_TAIL = 20;
+  // The lines the CLI's extraction keeps (extract.js, a port of rootcause/cli/extract.py): the
+  // lines the engine reads from each fingerprint's and marker's hit, the lines around errors,
+  // each rank's last lines, the head and the tail. The others are sent as empty lines, so the
+  // line numbers the result cites stay those of the whole file.
+  var patterns = null;
+  function loadPatterns() {
+    if (!patterns) {
+      patterns = fetch(form.dataset.patterns, {credentials: "same-origin"}).then(function (r) {
+        if (!r.ok) throw new Error("patterns " + r.status);
+        return r.json();
+      });
+      patterns.catch(function () { patterns = null; });
+    }
+    return patterns;
+  }
 
-  function extract(text) {
-    var lines = text.split("\n");
-    var n = lines.length;
-    var keep = new Uint8Array(n);
-    var i, j;
-    for (i = 0; i < Math.min(HEAD, n); i++) keep[i] = 1;
-    for (i = Math.max(0, n - TAIL); i < n; i++) keep[i] = 1;
-    var rankLines = {};
-    var inTraceback = false;
-    for (i = 0; i < n; i++) {
-      var line = lines[i];
-      var m = RANK.exec(line);
-      if (m) {
-        var rank = m[1] || m[2] || m[3];
-        (rankLines[rank] = rankLines[rank] || []).push(i);
-        if (rankLines[rank].length > RANK_TAIL) rankLines[rank].shift();
-      }
-      if (/Traceback \(most recent call last\)/.test(line)) inTraceback = true;
-      if (inTraceback) {
-        keep[i] = 1;
-        // A traceback ends at its first line that is not indented: the exception itself.
-        if (!/Traceback/.test(line) && /^\S/.test(line.replace(RANK, "").replace(/^\s*[:\]]\s?/, ""))) inTraceback = false;
-      }
-      if (TROUBLE.test(line)) {
-        for (j = Math.max(0, i - AROUND); j <= Math.min(n - 1, i + AROUND); j++) keep[j] = 1;
+  var KEY_BEGIN = /-----BEGIN [A-Z ]*PRIVATE KEY-----/, KEY_END = /-----END [A-Z ]*PRIVATE KEY-----/;
+
+  function extract(text, spec) {
+    var picked = window.RootcauseExtract.select(text, spec);
+    var lines = picked.lines, n = lines.length;
+    var out = new Array(n).fill(""), keptBytes = 0;
+    picked.kept.forEach(function (i) { out[i] = lines[i]; keptBytes += lines[i].length + 1; });
+    // A private key cut by the selection goes as the service's masker leaves a key: no part of
+    // it leaves the page without its BEGIN line.
+    var inKey = false;
+    for (var i = 0; i < n; i++) {
+      if (!inKey && KEY_BEGIN.test(lines[i])) { inKey = true; out[i] = out[i] && "<PRIVATE_KEY>"; }
+      else if (inKey) {
+        out[i] = "";
+        if (KEY_END.test(lines[i])) inKey = false;
       }
     }
-    Object.keys(rankLines).forEach(function (r) {
-      rankLines[r].forEach(function (k) { keep[k] = 1; });
-    });
-    var out = new Array(n), kept = 0, keptBytes = 0;
-    for (i = 0; i < n; i++) {
-      if (keep[i]) { out[i] = lines[i]; kept++; keptBytes += lines[i].length + 1; }
-      else out[i] = "";
-    }
-    return {text: out.join("\n"), lines: n, kept: kept, keptBytes: keptBytes};
+    return {text: out.join("\n") + "\n", lines: n, kept: picked.kept.length, keptBytes: keptBytes};
   }
 
   function size(bytes) {
@@ -108,8 +99,14 @@
     }
     form.dataset.blocked = "1";  // until the extraction replaces the file
     note.textContent = "Reading " + file.name + " (" + size(file.size) + ")…";
-    file.text().then(function (text) {
-      var picked = extract(text);
+    Promise.all([file.text(), loadPatterns()]).then(function (read) {
+      var picked = extract(read[0], read[1]);
+      if (file.size <= maxBytes && picked.keptBytes + picked.lines > file.size / 2) {
+        // Most of the file is evidence: sent whole, as the CLI does.
+        delete form.dataset.blocked;
+        note.textContent = file.name + " (" + size(file.size) + ") will be sent whole: most of it is evidence.";
+        return;
+      }
       var body = new Blob([picked.text], {type: "text/plain"});
       if (body.size > maxBytes) {
         form.dataset.blocked = "1";
@@ -133,6 +130,10 @@
       details.appendChild(summary);
       details.appendChild(pre);
       note.after(details);
+    }).catch(function () {
+      form.dataset.blocked = "1";
+      note.textContent = "Could not pick out the evidence of " + file.name + " in this page. Run " +
+        "rootcause diagnose " + file.name + " on your machine: it sends only the evidence.";
     });
   }
 
