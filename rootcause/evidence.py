@@ -63,7 +63,18 @@ _SOFT_RANK_RE = re.compile(
     # the launcher reporting a worker's exit speaks about that worker
     r"\bfailed \(exitcode: -?\d+\) local_rank: (?P<e>\d{1,5})|"
     # so does srun about one of its tasks (with -l, task N is the line prefix `N: `)
-    r"\bsrun: error: [^\s:]{1,80}: task (?P<f>\d{1,5}): "
+    r"\bsrun: error: [^\s:]{1,80}: task (?P<f>\d{1,5}): |"
+    # a process group's own messages: `[PG ID 0 PG GUID 0(default_pg) Rank 2]`, `[PG 0 Rank 2]`
+    r"\[PG [^\]\n]{0,60}\bRank (?P<g>\d{1,5})\]|"
+    # a framework reporting about one rank: `Unexpected result nan on rank 3 at iteration`
+    r"\bon rank (?P<h>\d{1,5}) at (?:iteration|step)\b"
+)
+# The elastic agent's report of a worker's exit, older and newer wordings; the local rank can sit
+# past HEAD_CHARS behind a long binary path, so this one is searched on a longer head.
+LAUNCHER_FAILED_RE = re.compile(
+    r"\bfailed \(exitcode: (?P<code>-?\d{1,5})\)"
+    r"(?: local_rank: (?P<a>\d{1,5})"
+    r"| for binary located at [^\n]{0,400}? with local_rank: (?P<b>\d{1,5}))"
 )
 
 _GLOG_RE = re.compile(r"(?:^|\[)[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\b")
@@ -87,7 +98,8 @@ _TRACEBACKISH_RE = re.compile(
 _FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]{1,500}", line \d')
 _CHAIN_RE = re.compile(r"During handling of the above exception|The above exception was the direct")
 _LAUNCHER_FIELD_RE = re.compile(r"^\s*(?:exitcode|traceback|error_file|time|host)\s*:")
-_LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
+# `rank : 2 (local_rank: 2)`, or `rank2 (local rank: 2)` when a paste lost the layout
+_LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
 
 
 @dataclass(frozen=True)
@@ -170,6 +182,10 @@ def parse_line(raw: str) -> LineInfo:
         s = _SOFT_RANK_RE.search(head)
         if s:
             rank = int(next(g for g in s.groups() if g is not None))
+        elif "failed (exitcode" in line:
+            f = LAUNCHER_FAILED_RE.search(line[: 4 * HEAD_CHARS])
+            if f:
+                rank = int(f.group("a") or f.group("b"))
     ts = parse_timestamp(stamp.group(0) if stamp else head)
     if ts is None and syslog_time:
         ts = parse_timestamp(syslog_time)

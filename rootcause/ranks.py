@@ -38,7 +38,8 @@ PEER_REPORT_RE = re.compile(
 )
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
-LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank")
+# `rank : 2 (local_rank: 2)`, or `rank2 (local rank: 2)` when a paste lost the layout
+LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
 # A launcher summary entry whose process died of a crash signal of its own (SIGILL, SIGBUS,
 # SIGFPE, SIGSEGV): that rank did not hang silently, even if it printed nothing. SIGABRT (the
 # NCCL watchdog), SIGKILL and SIGTERM (sent by the agent or the host) say nothing of the kind.
@@ -72,14 +73,26 @@ class CrossRankEvidence:
     first_pg: list[int] = field(default_factory=list)
     named: set[int] = field(default_factory=set)
     launcher_root: int | None = None
+    # the first worker the elastic agent reported as failed ("failed (exitcode: 1) local_rank: 3"),
+    # with its exit code: the agent stops the others because of it (SIGTERM lines come next)
+    launcher_failed: tuple[int, int] | None = None
+    # "Rank A is running collective X, but Rank B is running Y" reports: (A, B) pairs
+    mismatch_pairs: set[tuple[int, int]] = field(default_factory=set)
+    # ranks whose own stream shows a traceback or an exception line
+    troubled: set[int] = field(default_factory=set)
     crashed: set[int] = field(default_factory=set)  # launcher summary: died of a crash signal
 
     def observe(self, rank: int | None, text: str) -> None:
         """Feed one line; only the patterns above are looked for, on a bounded head."""
         head = text[:2000]
+        reporter = None
         for m in MISMATCH_RE.finditer(head):
             fingerprint = _FP_NOISE_RE.sub("", m.group("fp"))
             self.mismatch[(int(m.group("rank")), fingerprint)] += 1
+            if reporter is None:
+                reporter = int(m.group("rank"))
+            elif len(self.mismatch_pairs) < 64:
+                self.mismatch_pairs.add((reporter, int(m.group("rank"))))
         for m in NAMED_RANK_RE.finditer(head):
             self.named.add(int(next(g for g in m.groups() if g is not None)))
         if rank is None:
@@ -131,11 +144,32 @@ class CrossRankEvidence:
         usual = Counter(fp for fps in by_rank.values() for fp in fps)
         (majority, n), *rest = usual.most_common(2)
         if rest and rest[0][1] == n:
-            # two ranks that accuse each other (or a tie): nothing says which one is odd
-            return None
+            # two ranks that accuse each other (or a tie): only the reports' direction can tell
+            return self.named_by_reports()
         odd = [r for r, fps in by_rank.items() if majority not in fps]
         if len(odd) == 1:
             return odd[0], f"rank {odd[0]} ran a different collective from the other ranks"
+        return None
+
+    def named_by_reports(self) -> tuple[int, str] | None:
+        """The rank every mismatch report names as the other one, when it reported none itself.
+
+        Each rank compares its collective with every other rank's and reports the first rank
+        that differs: "Rank 1 is running X, but Rank 7 is running Y" says that ranks 1 and 7
+        differ, not which of them left the common sequence. Rank 7 is taken only when the log
+        backs it: rank 7 raised a traceback of its own, or the launcher saw it fail first.
+        """
+        reporters = {a for a, _ in self.mismatch_pairs}
+        named = {b for _, b in self.mismatch_pairs}
+        if len(named) != 1 or named & reporters:
+            return None
+        rank = next(iter(named))
+        failed_first = self.launcher_failed is not None and self.launcher_failed[0] == rank
+        if rank in self.troubled or failed_first:
+            return (
+                rank,
+                f"the collective-mismatch report names rank {rank}, which failed on its own",
+            )
         return None
 
     def _seqnum_outlier(self) -> tuple[int, str] | None:
@@ -202,6 +236,10 @@ def initiating_rank(
         root_errors = {}
     if len(root_errors) == 1:
         only = next(iter(root_errors))
+        reported = evidence.named_by_reports()
+        if reported is not None and reported[0] != only:
+            # the raiser reports that another rank runs a different collective
+            return reported
         return only, f"only rank {only} raised a root-cause error"
     if len(root_errors) > 1:
         if suspect and (suspect[0] in root_errors or suspect == evidence.about_the_error()):
@@ -242,6 +280,8 @@ def initiating_rank(
         rank = silent.pop()
         return rank, f"every rank but {rank} reported a collateral error"
     root = evidence.launcher_root
+    if root is None and evidence.launcher_failed is not None:
+        root = evidence.launcher_failed[0]
     if root is not None:
         # the launcher reports the first exit it saw, usually the first victim: it decides only
         # when no other rank reported an error of its own

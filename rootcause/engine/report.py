@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from rootcause.catalogue import Entry
+from rootcause.engine import similar
 from rootcause.engine.rules import Held, confidence, initiating
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
 from rootcause.result import (
@@ -50,12 +51,26 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     evidence, headline = _evidence(held, winner, rank, scan.sources)
     score = confidence(held, ranked)
     missing = _missing_facts(scan, diagnosed=True, rank=rank, multi=multi)
-    if score < 0.6 and scan.tracebacks == 0:
+    # a launcher's summary and nothing else (no other failure, not even a collateral one)
+    summary_only = len(ranked) == 1 and held.collateral(winner)
+    exit_note = _exit_note(held, winner, scan) if summary_only else None
+    if exit_note is not None:
+        who = f"rank {exit_note[0]}" if exit_note[0] is not None else "the failed process"
+        missing.insert(
+            0,
+            f"only the launcher's summary is here, not {who}'s own output: attach that rank's "
+            "stderr (its traceback or last lines; torchrun --tee 3 --log-dir logs keeps one file "
+            "per rank)",
+        )
+    elif score < 0.6 and scan.tracebacks == 0:
         missing.append(
             "no traceback: the class rests on error lines alone; include the full stderr "
             "(the traceback shows the call that failed; for a killed process add "
             "`dmesg | tail`)"
         )
+    root_cause = _root_cause(entry, rank, rank_reason, headline, multi=multi)
+    if exit_note is not None:
+        root_cause += f" {exit_note[1]}"
     return DiagnosisResult(
         outcome="diagnosed",
         failure=Failure(
@@ -64,7 +79,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             category=entry["category"],
             confidence=round(min(score, 0.99), 2),
         ),
-        root_cause=_root_cause(entry, rank, rank_reason, headline, multi=multi),
+        root_cause=root_cause,
         initiating_rank=rank,
         ranks=_rank_rows(held, winner, rank),
         collateral=_collateral_failures(held, ranked),
@@ -76,7 +91,12 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
 
 
 def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
-    """The result when no entry held firmly enough: the exception lines found, and what to add."""
+    """The result when no entry held firmly enough: a class proposed by likeness (similar.py) if
+    an error line resembles a catalogue signature closely, else the exception lines found and
+    what to add."""
+    proposal = similar.index_for(held.entries).nearest(similar.candidate_lines(scan))
+    if proposal is not None:
+        return _proposed(held, scan, proposal, version)
     evidence = [
         EvidenceLine(line=h.line, text=short(h.text))
         for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
@@ -105,6 +125,45 @@ def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
     )
 
 
+def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) -> DiagnosisResult:
+    """A class no fingerprint named, proposed at low confidence from the likeness of one line to
+    the catalogue's signature, with that line as evidence and what would settle it."""
+    entry = held.entries[proposal.entry]
+    line = short(proposal.text)
+    missing = [
+        f"no fingerprint matched: line {proposal.line} resembles the catalogue's signature "
+        f"for {entry['slug']} ({proposal.similarity:.0f} % alike: {short(proposal.signature)}); "
+        "include the full traceback of the failing process, with the lines just before it, "
+        "to confirm or correct the class",
+        *_missing_facts(scan, diagnosed=True, rank=None, multi=False),
+    ]
+    where = (
+        EvidenceLine(file=scan.sources[proposal.source], line=proposal.line, text=line)
+        if len(scan.sources) > 1
+        else EvidenceLine(line=proposal.line, text=line)
+    )
+    return DiagnosisResult(
+        outcome="diagnosed",
+        failure=Failure(
+            slug=entry["slug"],
+            title=entry["title"],
+            category=entry["category"],
+            confidence=proposal.confidence,
+        ),
+        root_cause=(
+            _first_sentence(str(entry.get("quick_answer") or entry["title"]))
+            + f" (Proposed from a line that resembles this class's error: {line})"
+        ),
+        initiating_rank=None,
+        ranks=[],
+        collateral=[],
+        evidence=[where],
+        missing_facts=missing,
+        encyclopedia_url=f"/encyclopedia/{entry['slug']}/",
+        catalogue_version=version,
+    )
+
+
 def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, multi: bool) -> str:
     """The entry's quick answer, then which rank failed first and why, quoting the error."""
     text = _first_sentence(str(entry.get("quick_answer") or entry["title"]))
@@ -117,6 +176,52 @@ def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, m
         if headline:
             text += f" First error: {headline}"
     return text
+
+
+_EXITCODE_RE = re.compile(r"\bexitcode\s*:\s*(-?\d{1,5})|return code = (-?\d{1,5})")
+# What a worker's exit code says, as the elastic agent reports it (negative: killed by a signal).
+_SIGNALS = {
+    4: ("SIGILL", "an illegal instruction: a binary built for another CPU or GPU"),
+    6: ("SIGABRT", "an abort: a C++ exception or the NCCL watchdog tearing the process down"),
+    7: (
+        "SIGBUS",
+        "a bus error, usually shared memory (/dev/shm) running out under DataLoader workers",
+    ),
+    8: ("SIGFPE", "a floating-point exception in native code"),
+    9: ("SIGKILL", "killed from outside: most often the kernel's OOM killer or the scheduler"),
+    11: ("SIGSEGV", "a segmentation fault in native code (an extension, a driver, a data library)"),
+    15: ("SIGTERM", "terminated from outside: the agent, the scheduler or a preemption"),
+}
+
+
+def _exit_note(held: Held, winner: int, scan: Scan) -> tuple[int | None, str] | None:
+    """For a log whose only failure is the launcher's summary: the failed rank and what its exit
+    code says (an uncaught Python exception, or the signal that killed it)."""
+    failed = scan.evidence.launcher_failed
+    rank, code = failed if failed is not None else (None, None)
+    hits = held.error_hits(winner)
+    if not any(_EXITCODE_RE.search(h.text) or "exitcode" in h.text for h in hits):
+        return None  # the collateral failure is something else than an exit report
+    if code is None:
+        for h in hits:
+            m = _EXITCODE_RE.search(h.text)
+            if m:
+                rank, code = h.rank, int(m.group(1) or m.group(2))
+                break
+    if code is None:
+        return None
+    who = f"Rank {rank}" if rank is not None else "The worker"
+    if code < 0 and -code in _SIGNALS:
+        name, meaning = _SIGNALS[-code]
+        return rank, f"{who} exited with code {code}: signal {-code} ({name}), {meaning}."
+    if code < 0:
+        return rank, f"{who} exited with code {code}: killed by signal {-code}."
+    if code == 1:
+        return rank, (
+            f"{who} exited with code 1: an uncaught Python exception, whose traceback is in "
+            "that rank's own output."
+        )
+    return rank, f"{who} exited with code {code}."
 
 
 def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[RankRow]:

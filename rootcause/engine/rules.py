@@ -211,6 +211,8 @@ def _recovered(held: Held, scan: Scan, entry: int) -> bool:
     last = scan.last_error.get(entry)
     if last is None or len(scan.sources) != 1 or last < scan.last_trouble:
         return False
+    if _handled(scan, last):
+        return True
     # the tail holds the non-empty ones of the log's last lines
     training = sum(
         bool(TRAINING_LINE_RE.search(t[:400]))
@@ -225,6 +227,27 @@ def _recovered(held: Held, scan: Scan, entry: int) -> bool:
         # while after this one failed
         return False
     return all(_FAILURE_WORDS_RE.search(h.text) for h in hits)
+
+
+# What a run prints when it ends normally (no progress line needs to follow it).
+_FINISHED_RE = re.compile(
+    r"(?i)\btraining (?:is )?(?:finished|complete|completed|done)\b|\bfinished training\b|"
+    r"`Trainer\.fit` stopped: `max_epochs=\d+` reached|\btrain_runtime\b"
+)
+
+
+def _handled(scan: Scan, last: tuple[int, int]) -> bool:
+    """The run said it handled the failure (a batch skipped on every rank, a checkpoint read that
+    succeeded after retries) at or after its last error line, and went on: a progress line or
+    the end of training follows that statement, with no error of any kind after it."""
+    after = [r for r in scan.recoveries if r >= last]
+    if not after:
+        return False
+    said = max(after)
+    return any(
+        at > said and (TRAINING_LINE_RE.search(t[:400]) or _FINISHED_RE.search(t[:400]))
+        for t, at in zip(scan.tail, scan.tail_at, strict=True)
+    )
 
 
 def _drop_resumed(held: Held, scan: Scan, ranked: list[int]) -> list[int]:

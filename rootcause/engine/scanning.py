@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from rootcause.evidence import LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
+from rootcause.evidence import LAUNCHER_FAILED_RE, LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
 from rootcause.ranks import CRASH_EXIT_RE, LAUNCHER_RANK_RE, ROOT_CAUSE_HEAD, CrossRankEvidence
 
@@ -25,6 +25,7 @@ MAX_PENDING = 2000
 # An exception line ("RuntimeError: ...") as Python prints the last line of a traceback.
 _RAISED_RE = re.compile(r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception)\b: ")
 MAX_UNRANKED_RAISES = 50
+MAX_ERROR_LINES = 20
 TAIL_LINES = 6  # the last lines of a log kept for the missing-facts and recovery checks
 
 # The engine's own markers, scanned in the same database after the catalogue's signals.
@@ -43,7 +44,13 @@ INTERNAL = {
         r"did not receive grad for rank \d|failed to pass monitoredBarrier|"
         r"waiting for send/recv from rank \d"
     ),
-    "launcher_rank": r"rank\s*:\s*\d+\s*\(local_rank",
+    "launcher_rank": r"rank\s*:?\s*\d+\s*\(local[_ ]rank",
+    "launcher_failed": r"\bfailed \(exitcode: -?\d+\) (?:local_rank|for binary)",
+    # a failure the run says it handled: the batch skipped, the read retried until it worked
+    "recovery": (
+        r"(?i)\bskipping (?:this |the )?batch\b|\bskipped (?:this |the )?batch\b|"
+        r"\bresumed from [^\n]{1,300} after \d+ attempts|\bsucceeded (?:after|on) (?:retry|attempt)"
+    ),
 }
 # Rank markers, one pattern per rank number, reported once per chunk (Hyperscan SINGLEMATCH):
 # the set of ranks a log shows costs no per-line work.
@@ -114,6 +121,13 @@ class Scan:
     # positions of trouble lines (traceback / exception) after which training went on for at
     # least RECOVERY_PROGRESS_LINES progress lines before the next trouble line
     resumed_after: list[tuple[int, int]] = field(default_factory=list)
+    # positions of lines that say a failure was handled (a batch skipped, a read that succeeded
+    # after retries)
+    recoveries: list[tuple[int, int]] = field(default_factory=list)
+    # the first and the last error-looking lines of any stream (exception lines, NCCL WARN,
+    # crash banners), for the similarity fallback when no fingerprint holds
+    error_lines: list[Hit] = field(default_factory=list)
+    error_tail: deque[Hit] = field(default_factory=lambda: deque(maxlen=MAX_ERROR_LINES))
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -256,22 +270,37 @@ class Scanner:
         if name in ("traceback", "exception"):
             self._note_resumption(scan, ctx, i, source, lineno)
             scan.last_trouble = max(scan.last_trouble, (source, lineno))
+            if info.rank is not None and len(scan.evidence.troubled) < MAX_MARKED_RANK:
+                scan.evidence.troubled.add(info.rank)
         if name == "traceback":
             scan.tracebacks += 1
         elif name == "exception":
             if info.rank is not None and CRASH_EXIT_RE.match(info.text):
                 scan.evidence.crashed.add(info.rank)
-            if info.rank not in scan.exceptions:
-                scan.exceptions[info.rank] = Hit(
-                    source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS]
-                )
+            hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS])
+            scan.exceptions.setdefault(info.rank, hit)
+            if len(scan.error_lines) < MAX_ERROR_LINES:
+                scan.error_lines.append(hit)
+            else:
+                scan.error_tail.append(hit)
         elif name == "launcher_rank":
             m = LAUNCHER_RANK_RE.match(info.text)
             if m and scan.evidence.launcher_root is None:
-                for j in range(i - 1, max(-1, i - 5), -1):
+                # a paste can put the time and host fields between the head and the rank
+                for j in range(i - 1, max(-1, i - 9), -1):
                     if ROOT_CAUSE_HEAD in ctx.parsed(j).text:
                         scan.evidence.launcher_root = int(m.group(1))
                         break
+        elif name == "launcher_failed":
+            f = LAUNCHER_FAILED_RE.search(info.text[:1000])
+            if f and scan.evidence.launcher_failed is None:
+                scan.evidence.launcher_failed = (
+                    int(f.group("a") or f.group("b")),
+                    int(f.group("code")),
+                )
+        elif name == "recovery":
+            if len(scan.recoveries) < MAX_ANCHORS:
+                scan.recoveries.append((source, lineno))
         else:
             scan.evidence.observe(info.rank, info.text)
 

@@ -1,0 +1,136 @@
+"""The similarity fallback: when no fingerprint holds, the catalogue signature a log's error
+lines most resemble, by character n-gram likeness (rapidfuzz), proposed at low confidence.
+
+It never competes with a fingerprint (the engine asks it only when no entry held), reads a
+bounded number of lines (the first and last error-looking lines the scan kept, and the log's
+last lines), and skips lines the run went on training after, so a caught-and-recovered error or
+a warning in a healthy run proposes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from rootcause.catalogue import Entry
+from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Scan
+
+# Below this likeness (0-100) a line resembles no signature well enough to say anything.
+MIN_SIMILARITY = 75.0
+# The confidence a proposal gets: low, under the engine's MIN_CONFIDENCE for a fingerprint.
+CONFIDENCE_LOW, CONFIDENCE_HIGH = 0.2, 0.29
+# Lines shorter than this (normalised) carry too few n-grams to compare.
+MIN_CHARS = 24
+COMPARED_CHARS = 240
+
+_PREFIX_RE = re.compile(r"^(?:\[[^\]]{0,80}\]:?\s*|[A-Za-z0-9_.<>-]{1,64}:\s+(?=\[))+")
+_NUMBER_RE = re.compile(r"0x[0-9a-f]+|\d+(?:\.\d+)?")
+_PATH_RE = re.compile(r"(?:/[\w.<>~-]+){2,}")
+_SPACE_RE = re.compile(r"\s+")
+# A line that reads like an error, among the log's last lines.
+ERRORISH_RE = re.compile(
+    r"(?i)error|fail|exception|fatal|abort|killed|cannot|unable|exceeded|timed? ?out|"
+    r"out of memory|not found|refused|denied|invalid|illegal|mismatch"
+)
+
+
+def normalise(text: str) -> str:
+    """Lower case, rank prefixes off, numbers and paths made alike, spaces collapsed."""
+    text = _PREFIX_RE.sub("", text.strip()[: 2 * COMPARED_CHARS])
+    text = _PATH_RE.sub("/p", text.lower())
+    text = _NUMBER_RE.sub("0", text)
+    return _SPACE_RE.sub(" ", text).strip()[:COMPARED_CHARS]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    entry: int  # index into the engine's entries
+    similarity: float  # 0-100
+    signature: str  # the catalogue's wording it resembles
+    line: int
+    source: int
+    text: str  # the log's line
+
+    @property
+    def confidence(self) -> float:
+        share = (self.similarity - MIN_SIMILARITY) / (100.0 - MIN_SIMILARITY)
+        return round(CONFIDENCE_LOW + (CONFIDENCE_HIGH - CONFIDENCE_LOW) * share, 2)
+
+
+class SignatureIndex:
+    """The catalogue's signatures, normalised once per engine."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.owners: list[int] = []
+        self.signatures: list[str] = []
+        self.normalised: list[str] = []
+        for index, entry in enumerate(entries):
+            for signature in entry.get("signatures") or ():
+                norm = normalise(str(signature))
+                if len(norm) >= MIN_CHARS:
+                    self.owners.append(index)
+                    self.signatures.append(str(signature))
+                    self.normalised.append(norm)
+
+    def nearest(self, lines: list[tuple[int, int, str]]) -> Proposal | None:
+        """The best (line, signature) pair above MIN_SIMILARITY; lines are (source, line, text)."""
+        best: Proposal | None = None
+        seen: set[str] = set()
+        for source, lineno, text in lines:
+            query = normalise(text)
+            if len(query) < MIN_CHARS or query in seen:
+                continue
+            seen.add(query)
+            found = process.extractOne(
+                query,
+                self.normalised,
+                scorer=fuzz.token_set_ratio,
+                score_cutoff=MIN_SIMILARITY,
+            )
+            if found is None:
+                continue
+            _, score, k = found
+            if best is None or score > best.similarity:
+                best = Proposal(
+                    self.owners[k], score, self.signatures[k], lineno, source, text.strip()
+                )
+        return best
+
+
+def candidate_lines(scan: Scan) -> list[tuple[int, int, str]]:
+    """The error-looking lines worth comparing: the ones the scan kept, and the log's last lines
+    that read as an error, minus any the run went on training after (or said it handled)."""
+    kept = [(h.source, h.line, h.text) for h in (*scan.error_lines, *scan.error_tail)]
+    kept += [
+        (source, line, text)
+        for text, (source, line) in zip(scan.tail, scan.tail_at, strict=True)
+        if ERRORISH_RE.search(text[:COMPARED_CHARS])
+    ]
+    return [c for c in kept if not _went_on_after(scan, (c[0], c[1]))]
+
+
+def _went_on_after(scan: Scan, at: tuple[int, int]) -> bool:
+    if any(r >= at for r in scan.recoveries) or any(r >= at for r in scan.resumed_after):
+        return True
+    progress = sum(
+        bool(TRAINING_LINE_RE.search(t[:400]))
+        for t, where in zip(scan.tail, scan.tail_at, strict=True)
+        if where > at
+    )
+    return progress >= RECOVERY_PROGRESS_LINES
+
+
+_INDEXES: dict[int, tuple[list[Entry], SignatureIndex]] = {}
+
+
+def index_for(entries: list[Entry]) -> SignatureIndex:
+    """The signature index of an engine's entry list, built once per list (a process holds one
+    engine per catalogue version, so this stays small)."""
+    held = _INDEXES.get(id(entries))
+    if held is None or held[0] is not entries:
+        if len(_INDEXES) >= 8:
+            _INDEXES.clear()
+        held = _INDEXES[id(entries)] = (entries, SignatureIndex(entries))
+    return held[1]
