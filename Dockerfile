@@ -10,4 +10,5 @@ COPY . .
 RUN uv pip install --system --no-cache --no-deps . \
     && DEBUG=1 python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# Threads, bounded headers and the upload deadline are gunicorn.conf.py's (docs/operations.md).
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "config.wsgi:application"]

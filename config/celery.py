@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -22,6 +23,12 @@ app.conf.beat_schedule = {
     "sweep-pending-deliveries": {
         "task": "workers.tasks.sweep_pending_deliveries",
         "schedule": 60.0,
+    },
+    # Fails (and refunds) diagnoses whose staged log was lost with Redis, and deletes staged logs
+    # no diagnosis names (a web process killed mid-upload): within a minute of either.
+    "sweep-staging": {
+        "task": "workers.tasks.sweep_staging",
+        "schedule": float(settings.STAGING_SWEEP_SECONDS),
     },
     # E-mails managers a few days before their Scale evaluation ends; each notice is sent once.
     "evaluation-ending-notices": {

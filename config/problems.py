@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import http
 import logging
+import sys
 from typing import Any
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils.text import slugify
 from django.views.decorators.csrf import csrf_exempt
@@ -77,6 +79,43 @@ class Unprocessable(ApplicationError):
     title = "Unprocessable request"
 
 
+class ServiceUnavailable(ApplicationError):
+    """PostgreSQL or Redis is away: nothing was kept or charged; the caller should retry."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    title = "Service unavailable"
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(
+            detail
+            or "A service we depend on is briefly unavailable; nothing was kept or charged. "
+            "Try again in a few seconds.",
+            headers={"Retry-After": str(settings.OUTAGE_RETRY_AFTER_SECONDS)},
+        )
+
+
+class UploadTimeout(ApplicationError):
+    """The request body did not arrive in time (config/wsgi.py's deadline)."""
+
+    status_code = status.HTTP_408_REQUEST_TIMEOUT
+    title = "Upload timed out"
+
+
+def outage_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean PostgreSQL or Redis is unavailable, not a bug of ours."""
+    import redis
+    from django.db import InterfaceError, OperationalError
+    from kombu.exceptions import OperationalError as BrokerError
+
+    return (
+        OperationalError,
+        InterfaceError,
+        redis.ConnectionError,
+        redis.TimeoutError,
+        BrokerError,
+    )
+
+
 # DRF's exceptions by class: the type's slug and its fixed title. Their `default_detail` is no
 # title: some are templates ('Method "{method}" not allowed.'); the formatted text is the detail.
 DRF_PROBLEMS: dict[type[exceptions.APIException], tuple[str, str]] = {
@@ -128,6 +167,10 @@ def problem_response(
 
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, outage_errors()):
+        # Only the type: a driver's message may name hosts and users.
+        logger.warning("dependency unavailable: %s", type(exc).__name__)
+        exc = ServiceUnavailable()
     if isinstance(exc, ApplicationError):
         problem = problem_response(
             exc.status_code, exc.title, exc.detail, exc.extra, slug=exc.type_slug
@@ -178,8 +221,49 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpRespon
     )
 
 
+def outage_response(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After: problem+json under /api/, a short page elsewhere."""
+    unavailable = ServiceUnavailable()
+    if request.path.startswith("/api/"):
+        response = _problem_page(503, "service-unavailable", unavailable.title, unavailable.detail)
+    else:
+        response = HttpResponse(
+            "<!doctype html><title>Briefly unavailable</title><h1>Briefly unavailable</h1>"
+            f"<p>{unavailable.detail}</p>",
+            status=503,
+        )
+    for header, value in unavailable.headers.items():
+        response[header] = value
+    return response
+
+
+class OutageMiddleware:
+    """PostgreSQL or Redis unavailable during a view (a view, DRF's authentication, a page): 503
+    with Retry-After rather than a 500, whatever DEBUG says. Errors outside views reach
+    handler500 (`server_error`), which answers the same. An upload past its deadline
+    (config/wsgi.py) is a 408."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response: HttpResponse = self.get_response(request)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, outage_errors()):
+            logger.warning("dependency unavailable: %s", type(exception).__name__)
+            return outage_response(request)
+        if isinstance(exception, UploadTimeout):
+            # A page's upload (an API view answers it itself, through the exception handler).
+            return _problem_page(408, exception.type_slug, exception.title, exception.detail)
+        return None
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
-    """handler500: problem+json under /api/, Django's page elsewhere."""
+    """handler500: problem+json under /api/, Django's page elsewhere; 503 for an outage."""
+    if isinstance(sys.exc_info()[1], outage_errors()):
+        return outage_response(request)
     if request.path.startswith("/api/"):
         return _problem_page(
             500,

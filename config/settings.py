@@ -50,6 +50,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestLogMiddleware",
+    # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
+    "config.problems.OutageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -124,8 +126,33 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # runs every 100 s, which would leave a killed worker's diagnosis waiting that long.
     "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT // 2)),
     "unacked_restore_throttle": 1,
+    # A dead connection is noticed within this many seconds, not at the next timeout of a read.
+    "health_check_interval": 25,
+    "socket_connect_timeout": 3,
+    "socket_keepalive": True,
 }
+# Redis going away and coming back is routine: the worker retries the broker for ever (the default
+# stops after 100 tries, and the worker with it), at start as after a loss. Its in-flight tasks are
+# not acknowledged yet (acks_late); when Redis comes back empty they are gone with their logs,
+# and the staging sweeper fails and refunds those diagnoses (docs/operations.md).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_TIMEOUT = 5
+# Publishing (the web's enqueue, a retry) gives up after a few seconds rather than hang a request.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 3,
+    "interval_start": 0.2,
+    "interval_step": 0.5,
+    "interval_max": 2,
+}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 3
+CELERY_REDIS_SOCKET_TIMEOUT = 30
+CELERY_REDIS_RETRY_ON_TIMEOUT = True
+CELERY_REDIS_BACKEND_HEALTH_CHECK_INTERVAL = 30
+# Each worker also consumes from its own queue, so that its health check (`manage.py
+# check_worker`) proves that this worker takes tasks, not only that it answers a ping.
+CELERY_WORKER_DIRECT = True
 
 # --- Cache ----------------------------------------------------------------------------------
 # Throttle counters (evaluation code attempts) must be shared by every web process: Redis in real
@@ -146,6 +173,21 @@ else:
 ROOTCAUSE_MAX_LOG_BYTES = env_int("ROOTCAUSE_MAX_LOG_BYTES", 100 * 1024 * 1024, minimum=1024)
 # Backstop lifetime of the raw log in the staging store; it is deleted as soon as it is masked.
 ROOTCAUSE_RAW_TTL_SECONDS = env_int("ROOTCAUSE_RAW_TTL_SECONDS", 3600, minimum=10)
+# Until its diagnosis row commits, a raw log being staged lives this long after its last chunk, so
+# a web process killed mid-upload leaves nothing behind for longer (diagnosis/staging.py).
+STAGING_PENDING_TTL_SECONDS = env_int("STAGING_PENDING_TTL_SECONDS", 60, minimum=5)
+# The staging sweeper deletes a staged log that no diagnosis row names once nobody has written it
+# for this long (an upload in progress writes every chunk).
+STAGING_ORPHAN_IDLE_SECONDS = env_int("STAGING_ORPHAN_IDLE_SECONDS", 20, minimum=1)
+# How often beat runs that sweeper, which also fails diagnoses whose staged log was lost (a Redis
+# restart) and refunds them: within a minute of the loss.
+STAGING_SWEEP_SECONDS = env_int("STAGING_SWEEP_SECONDS", 20, minimum=1)
+# Seconds a client is told to wait (Retry-After) when PostgreSQL or Redis is unavailable (503).
+OUTAGE_RETRY_AFTER_SECONDS = env_int("OUTAGE_RETRY_AFTER_SECONDS", 15, minimum=1)
+# A request body must have arrived within this many seconds (408 problem+json otherwise), and no
+# read of it may wait longer than UPLOAD_IDLE_SECONDS for the next bytes (config/wsgi.py).
+UPLOAD_TIMEOUT_SECONDS = env_int("UPLOAD_TIMEOUT_SECONDS", 300, minimum=1)
+UPLOAD_IDLE_SECONDS = env_int("UPLOAD_IDLE_SECONDS", 30, minimum=1)
 # Extra masking recognizers in Presidio's YAML format (deny lists, patterns); docs/masking.md.
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():

@@ -1,6 +1,91 @@
+"""The WSGI application, with a deadline on reading the request body.
+
+gunicorn's threads read a body as the application asks for it, with no limit of their own: a
+client trickling its upload would hold a thread for as long as it liked. Here every read of
+``wsgi.input`` must finish by UPLOAD_TIMEOUT_SECONDS after the request started and may wait at
+most UPLOAD_IDLE_SECONDS for the next bytes (a timeout on gunicorn's socket); past either the read
+raises `UploadTimeout`, answered 408 problem+json, and the connection is closed.
+"""
+
+from __future__ import annotations
+
 import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+
+StartResponse = Callable[..., Any]
+
+
+class DeadlineInput:
+    """``wsgi.input`` whose reads fail with UploadTimeout past the deadline or the idle time."""
+
+    def __init__(
+        self, stream: Any, sock: socket.socket | None, deadline: float, idle: float
+    ) -> None:
+        self.stream = stream
+        self.sock = sock
+        self.deadline = deadline
+        self.idle = idle
+
+    def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+        from config.problems import UploadTimeout
+
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise UploadTimeout(_late_message())
+        if self.sock is not None:
+            self.sock.settimeout(min(self.idle, remaining))
+        try:
+            return method(*args)
+        except TimeoutError:
+            raise UploadTimeout(_late_message()) from None
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self._call(self.stream.read, size)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:
+        line: bytes = self._call(self.stream.readline, size)
+        return line
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        lines: list[bytes] = self._call(self.stream.readlines, hint)
+        return lines
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
+
+
+def _late_message() -> str:
+    from django.conf import settings
+
+    return (
+        f"The upload did not arrive within {settings.UPLOAD_TIMEOUT_SECONDS} s, or paused for "
+        f"more than {settings.UPLOAD_IDLE_SECONDS} s; send it again over a faster connection, or "
+        "compress it (gzip is accepted)."
+    )
+
+
+def with_upload_deadline(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    def wrapped(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        from django.conf import settings
+
+        environ["wsgi.input"] = DeadlineInput(
+            environ["wsgi.input"],
+            environ.get("gunicorn.socket"),
+            time.monotonic() + settings.UPLOAD_TIMEOUT_SECONDS,
+            settings.UPLOAD_IDLE_SECONDS,
+        )
+        return app(environ, start_response)
+
+    return wrapped
+
+
+application = with_upload_deadline(get_wsgi_application())

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 import secrets
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -14,8 +16,10 @@ from itertools import chain
 from typing import Any
 
 import celery
+import redis
 from celery.canvas import Signature
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 from django.http import Http404
@@ -29,13 +33,20 @@ from billing_tiers.entitlements import Entitlements
 from billing_tiers.errors import QuotaExceeded
 from billing_tiers.selectors import entitlements_for, entitlements_for_organization
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
-from config.problems import ApplicationError, Conflict, PayloadTooLarge, Unprocessable
+from config.problems import (
+    ApplicationError,
+    Conflict,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    Unprocessable,
+    outage_errors,
+)
 from diagnosis.alerts import enqueue_alerts
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest, idempotency_key_digest
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
-from diagnosis.staging import MASKED, RAW, get_store, staging_key
+from diagnosis.staging import MASKED, RAW, get_store, staged_id, staging_key
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
 
@@ -244,11 +255,17 @@ def submit_diagnosis(
     hasher = hashlib.sha256()
     earlier: Diagnosis | None = None
     try:
-        size = store.write(
-            raw_key,
-            _hashed(_limited(chain([first], iterator), limit), hasher),
-            ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS,
-        )
+        try:
+            # A short TTL until the row commits (diagnosis/staging.py): a process killed
+            # mid-upload leaves no raw log behind for long.
+            size = store.write(
+                raw_key,
+                _hashed(_limited(chain([first], iterator), limit), hasher),
+                ttl_seconds=settings.STAGING_PENDING_TTL_SECONDS,
+            )
+        except redis.RedisError:
+            logger.warning("could not stage a log: Redis is unavailable")
+            raise ServiceUnavailable() from None
         body_digest = hasher.hexdigest()
         # The file name and CI metadata are masked like the log, with the organisation's rules.
         masker = Masker(
@@ -283,7 +300,7 @@ def submit_diagnosis(
                     body_digest=body_digest,
                     **visitor,
                 )
-                transaction.on_commit(lambda: enqueue_pipeline(diagnosis.id, Status.QUEUED))
+                transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
     except IntegrityError:
         # Two requests with the same Idempotency-Key raced; the other one won, and this one's
         # charge went with its rolled-back transaction.
@@ -293,7 +310,10 @@ def submit_diagnosis(
             raise
         return _repeated(actor, earlier, body_digest)
     except BaseException:
-        store.delete(raw_key)
+        # Best effort: with Redis away the key is gone or expires within the pending TTL, and
+        # the sweeper deletes what is left; the original error is the one to report.
+        with contextlib.suppress(redis.RedisError):
+            store.delete(raw_key)
         raise
     if earlier is not None:
         store.delete(raw_key)
@@ -301,6 +321,37 @@ def submit_diagnosis(
     return Submission(
         diagnosis, created=True, actor=actor, access_key=access_key, entitlements=entitlements
     )
+
+
+LOST_IN_OUTAGE = (
+    "the log was lost in an outage of our staging store before it could be diagnosed; "
+    "please submit it again (this one was not counted)"
+)
+
+
+def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
+    """After the row commits: the staged log gets its backstop TTL, and the chain is enqueued.
+
+    If the log is already gone (Redis restarted since it was staged), the diagnosis is failed and
+    refunded at once and the caller gets a 503, never a 202 for a log that was not kept. If only
+    the enqueue fails, the log and the row are kept and the sweeper enqueues it later.
+    """
+    store = get_store(settings.REDIS_URL)
+    try:
+        kept = store.expire(raw_key, settings.ROOTCAUSE_RAW_TTL_SECONDS)
+    except redis.RedisError:
+        kept = False
+    if not kept:
+        fail_diagnosis(diagnosis_id=str(diagnosis_id), reason=LOST_IN_OUTAGE)
+        raise ServiceUnavailable()
+    try:
+        enqueue_pipeline(diagnosis_id, Status.QUEUED)
+    except outage_errors() as exc:
+        logger.warning(
+            "could not enqueue diagnosis %s (%s); the sweeper will",
+            diagnosis_id,
+            type(exc).__name__,
+        )
 
 
 def delete_diagnosis(*, actor: Actor, diagnosis: Diagnosis) -> None:
@@ -406,16 +457,21 @@ class Busy:
     retry_after: float
 
 
-def claim_stage(*, diagnosis_id: str, stage: str) -> Claim | Busy | None:
+def claim_stage(
+    *, diagnosis_id: str, stage: str, token: uuid.UUID | str | None = None
+) -> Claim | Busy | None:
     """Compare-and-set: take `stage` of the diagnosis if it is waiting for it or its lease expired.
 
+    `token` names the lease; a task passes its own id, which its retries keep, so that a claim
+    whose outcome it could not learn (the UPDATE committed, then the connection broke) is
+    recognised as its own on the retry instead of waiting for the lease to expire.
     None means there is nothing to do: the diagnosis is past this stage, finished or failed.
     """
     now = timezone.now()
-    token = uuid.uuid4()
+    token = uuid.UUID(str(token)) if token else uuid.uuid4()
     waiting_for = Q(status__in=may_claim(stage_of(stage))) & (
         Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
-    )
+    ) | Q(status=stage, lease_token=token)
     # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
     max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)
     claimed = Diagnosis.objects.filter(
@@ -502,13 +558,12 @@ def handed_on(claim: Claim) -> Claim | None:
     return None
 
 
-def fail_diagnosis(*, diagnosis_id: str, reason: str) -> bool:
+def fail_diagnosis(*, diagnosis_id: str, reason: str, status: str | None = None) -> bool:
     """Marks an active diagnosis failed for a reason on our side: the raw log goes with it and
-    the quota unit it was charged is refunded."""
+    the quota unit it was charged is refunded. With `status`, only if it is still in it."""
     now = timezone.now()
-    changed = Diagnosis.objects.filter(
-        id=diagnosis_id, status__in=Diagnosis.ACTIVE_STATUSES
-    ).update(
+    statuses = [status] if status else Diagnosis.ACTIVE_STATUSES
+    changed = Diagnosis.objects.filter(id=diagnosis_id, status__in=statuses).update(
         status=Status.FAILED,
         failure_reason=reason[:255],
         lease_expires_at=None,
@@ -540,3 +595,93 @@ def requeue_stuck_diagnoses() -> int:
     if count:
         logger.info("re-queued %d stuck diagnoses", count)
     return count
+
+
+# What each active status still needs from the staging store; remediating needs nothing there.
+NEEDS_STAGED = {Status.QUEUED: RAW, Status.MASKING: RAW, Status.MATCHING: MASKED}
+# Active diagnoses looked at per sweep; more wait for the next one.
+SWEEP_BATCH = 5000
+
+
+@dataclass(frozen=True)
+class StagingSweep:
+    lost: int  # diagnoses failed (and refunded) because their staged log was gone
+    orphans: int  # staged logs deleted because no diagnosis row named them
+
+
+def sweep_staging() -> StagingSweep:
+    """The staging sweeper (beat, every STAGING_SWEEP_SECONDS; safe to run concurrently).
+
+    1. An active diagnosis whose staged input is gone (Redis restarted and came back empty) can
+       never finish: it is failed with a reason that says so, and refunded, instead of waiting
+       for the stuck-diagnosis deadline. The row commits only after its log is staged, so a
+       committed row without its key really lost it; the failure is a compare-and-set on the
+       status seen, so a stage that completed meanwhile (and deleted its input) is left alone.
+    2. A staged log no diagnosis row names (its web process was killed mid-upload, or the row
+       was deleted) is deleted once nobody has written it for STAGING_ORPHAN_IDLE_SECONDS.
+    """
+    store = get_store(settings.REDIS_URL)
+    active = list(
+        Diagnosis.objects.filter(status__in=list(NEEDS_STAGED))
+        .order_by("created_at")
+        .values_list("id", "status")[:SWEEP_BATCH]
+    )
+    keys = [staging_key(NEEDS_STAGED[Status(status)], i) for i, status in active]
+    lost = 0
+    for (diagnosis_id, status), exists in zip(active, store.existing(keys), strict=True):
+        if not exists and fail_diagnosis(
+            diagnosis_id=str(diagnosis_id), reason=LOST_IN_OUTAGE, status=status
+        ):
+            lost += 1
+    orphans = 0
+    for kind in (RAW, MASKED):
+        staged = {staged_id(kind, key): key for key in store.keys_of(kind)}
+        if not staged:
+            continue
+        known: set[str] = set()
+        for batch in _batches(list(staged), 1000):
+            valid = [i for i in batch if _is_uuid(i)]
+            known |= {
+                str(i)
+                for i in Diagnosis.objects.filter(
+                    id__in=valid, status__in=Diagnosis.ACTIVE_STATUSES
+                ).values_list("id", flat=True)
+            }
+        for staged_as, key in staged.items():
+            if staged_as in known:
+                continue
+            idle = store.idle_seconds(key)
+            if idle is not None and idle >= settings.STAGING_ORPHAN_IDLE_SECONDS:
+                store.delete(key)
+                orphans += 1
+    if lost or orphans:
+        logger.warning("staging sweep: %d diagnoses lost their log, %d orphan keys", lost, orphans)
+    return StagingSweep(lost=lost, orphans=orphans)
+
+
+SWEEP_HEARTBEAT = "heartbeat:staging-sweep"
+
+
+def record_sweep() -> None:
+    """When the staging sweeper last ran, in the shared cache: beat's health check reads it, and
+    it proves the whole chain (beat, Redis, a worker, PostgreSQL) is turning."""
+    cache.set(SWEEP_HEARTBEAT, time.time(), timeout=24 * 3600)
+
+
+def last_sweep_age() -> float | None:
+    """Seconds since the staging sweeper last ran; None if it never did (or the cache lost it)."""
+    at = cache.get(SWEEP_HEARTBEAT)
+    return None if at is None else max(0.0, time.time() - float(at))
+
+
+def _batches(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True

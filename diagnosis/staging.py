@@ -3,10 +3,18 @@
 Redis in real mode; a process-local dictionary in the embedded mode, where tasks run in the web
 process. Values are written and read in chunks so that a 100 MB log is never held twice in memory.
 Keys start with REDIS_KEY_PREFIX, like every other key rootcause writes to Redis.
+
+A raw log is staged before its diagnosis row commits, so that the row never names a log that was
+not kept. Until the row commits it lives under a short TTL, refreshed by every chunk
+(STAGING_PENDING_TTL_SECONDS): a web process killed mid-upload leaves a key that expires by itself
+within that time, and the staging sweeper (`diagnosis.services.sweep_staging`) deletes earlier any
+key that no diagnosis row names and that nobody has written for STAGING_ORPHAN_IDLE_SECONDS. Once
+the row has committed the key gets the backstop TTL (ROOTCAUSE_RAW_TTL_SECONDS).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from functools import cache
@@ -25,16 +33,29 @@ def staging_key(kind: str, diagnosis_id: object) -> str:
     return f"{settings.REDIS_KEY_PREFIX}{kind}:{diagnosis_id}"
 
 
+def staged_id(kind: str, key: str) -> str:
+    """The diagnosis id of a staging key of `kind` (the inverse of staging_key)."""
+    return key[len(staging_key(kind, "")) :]
+
+
 class StagingStore(Protocol):
     def write(self, key: str, chunks: Iterable[bytes], *, ttl_seconds: int) -> int: ...
     def read(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]: ...
     def exists(self, key: str) -> bool: ...
     def delete(self, *keys: str) -> None: ...
+    def expire(self, key: str, ttl_seconds: int) -> bool: ...
+    def existing(self, keys: list[str]) -> list[bool]: ...
+    def keys_of(self, kind: str) -> Iterator[str]: ...
+    def idle_seconds(self, key: str) -> int | None: ...
 
 
 class RedisStagingStore:
     def __init__(self, url: str) -> None:
-        self.client = redis.Redis.from_url(url)
+        # Bounded waits: while Redis is away a request fails in seconds (503, Retry-After) instead
+        # of holding its thread; a connection broken by a restart is replaced on the next call.
+        self.client = redis.Redis.from_url(
+            url, socket_connect_timeout=3, socket_timeout=30, health_check_interval=30
+        )
 
     def write(self, key: str, chunks: Iterable[bytes], *, ttl_seconds: int) -> int:
         """Replaces `key` with the concatenated chunks; returns the number of bytes written."""
@@ -72,6 +93,28 @@ class RedisStagingStore:
         if keys:
             self.client.delete(*keys)
 
+    def expire(self, key: str, ttl_seconds: int) -> bool:
+        """Sets the key's TTL; False if there is no such key (it expired or was lost)."""
+        return bool(self.client.expire(key, ttl_seconds))
+
+    def existing(self, keys: list[str]) -> list[bool]:
+        """Which of the keys exist, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.exists(key)
+        return [bool(found) for found in pipe.execute()]
+
+    def keys_of(self, kind: str) -> Iterator[str]:
+        """Every staging key of `kind` (SCAN: no long block of the server)."""
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", staging_key(kind, "")) + "*"
+        for key in self.client.scan_iter(match=pattern, count=1000):
+            yield key.decode() if isinstance(key, bytes) else str(key)
+
+    def idle_seconds(self, key: str) -> int | None:
+        """Seconds since the key was last written or read; None if it does not exist."""
+        idle = self.client.object("idletime", key)
+        return None if idle is None else int(cast(int, idle))
+
 
 class MemoryStagingStore:
     """Process-local; no TTL is enforced: the value lives only as long as the process."""
@@ -102,6 +145,22 @@ class MemoryStagingStore:
         with self._lock:
             for key in keys:
                 self._values.pop(key, None)
+
+    def expire(self, key: str, ttl_seconds: int) -> bool:
+        return key in self._values
+
+    def existing(self, keys: list[str]) -> list[bool]:
+        return [key in self._values for key in keys]
+
+    def keys_of(self, kind: str) -> Iterator[str]:
+        start = staging_key(kind, "")
+        with self._lock:
+            found = [key for key in self._values if key.startswith(start)]
+        yield from found
+
+    def idle_seconds(self, key: str) -> int | None:
+        # The embedded mode stages and masks within one request: nothing is ever idle.
+        return 0 if key in self._values else None
 
 
 _memory_store = MemoryStagingStore()

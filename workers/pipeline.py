@@ -36,7 +36,7 @@ def run_mask(claim: services.Claim) -> bool:
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
     if not store.exists(raw_key):
-        raise StageError("the log expired before it could be masked")
+        raise StageError(services.LOST_IN_OUTAGE)
     # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
     # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
     analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
@@ -67,7 +67,7 @@ def run_match(claim: services.Claim) -> bool:
     store = get_store(settings.REDIS_URL)
     masked_key = staging_key(MASKED, diagnosis_id)
     if not store.exists(masked_key):
-        raise StageError("the masked log expired before it could be matched")
+        raise StageError(services.LOST_IN_OUTAGE)
     engine = current_engine()
     result = engine.diagnose(iter_line_chunks(store.read(masked_key)))
     return services.complete_stage(

@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import uuid
 
 from celery import Task, shared_task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
+from config.problems import outage_errors
 from diagnosis import alerts, metrics, services
 from diagnosis.stages import STAGES, Stage, Status, stage_of, stages_from, status_after
 from workers.pipeline import RUNNERS, StageError
@@ -22,11 +24,31 @@ from workers.pipeline import RUNNERS, StageError
 logger = logging.getLogger(__name__)
 
 
+def _retry_later(task: Task, diagnosis_id: str, stage: Stage, exc: BaseException) -> Exception:
+    """PostgreSQL or Redis went away: the same task again in a few seconds. Its retries keep
+    its id, the claim's lease token, so that it recognises its own lease (services.claim_stage);
+    if the staged log was lost meanwhile, the retry or the staging sweeper fails and refunds."""
+    logger.warning("stage %s of %s: %s, retrying", stage.status, diagnosis_id, type(exc).__name__)
+    return task.retry(countdown=min(30, 3 * (task.request.retries + 1)))
+
+
+def _lease_token(task: Task) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(task.request.id))
+    except ValueError:  # an id given by hand; a fresh token then
+        return None
+
+
 def _claim_from(task: Task, diagnosis_id: str, stage: Stage) -> services.Claim:
     """The claim on `stage` or, when the diagnosis is past it, on the first later stage it waits
     for: a message redelivered after its worker died in a later stage resumes there."""
     for candidate in stages_from(stage.status):
-        claim = services.claim_stage(diagnosis_id=diagnosis_id, stage=candidate.status)
+        try:
+            claim = services.claim_stage(
+                diagnosis_id=diagnosis_id, stage=candidate.status, token=_lease_token(task)
+            )
+        except outage_errors() as exc:
+            raise _retry_later(task, diagnosis_id, candidate, exc) from None
         if isinstance(claim, services.Busy):
             # Another worker holds the lease; look again when it would expire.
             raise task.retry(countdown=claim.retry_after)
@@ -53,6 +75,8 @@ def _run_stages(task: Task, diagnosis_id: str, first: Stage) -> None:
         except (StageError, SoftTimeLimitExceeded) as exc:
             services.fail_diagnosis(diagnosis_id=diagnosis_id, reason=str(exc) or "stage timed out")
             raise Ignore() from None
+        except outage_errors() as exc:
+            raise _retry_later(task, diagnosis_id, stage, exc) from None
         except Exception as exc:
             # Only the type is recorded: an exception message could quote the log.
             logger.error(
@@ -102,6 +126,15 @@ STAGE_TASKS = {stage.status: _stage_task(stage) for stage in STAGES}
 @shared_task(name="workers.tasks.sweep_stuck_diagnoses", acks_late=True, time_limit=120)
 def sweep_stuck_diagnoses() -> int:
     return services.requeue_stuck_diagnoses()
+
+
+@shared_task(name="workers.tasks.sweep_staging", acks_late=True, time_limit=60)
+def sweep_staging() -> int:
+    """Diagnoses whose staged log was lost (failed and refunded); orphan staged logs (deleted).
+    Also the heartbeat that the beat's health check reads (`manage.py check_beat`)."""
+    result = services.sweep_staging()
+    services.record_sweep()
+    return result.lost + result.orphans
 
 
 @shared_task(name="workers.tasks.purge_expired_diagnoses", acks_late=True, time_limit=600)

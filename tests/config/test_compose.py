@@ -23,8 +23,9 @@ def test_the_services_of_the_real_mode_layout_are_all_there():
     services = _compose()["services"]
 
     assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
-    for name in ("postgres", "redis", "web", "worker"):
-        assert "healthcheck" in services[name], name
+    for name, service in services.items():
+        assert "healthcheck" in service, name
+        assert service["restart"] == "unless-stopped", name
     for name in ("web", "worker", "beat"):
         assert services[name]["build"] == "."
     assert (ROOT / "Dockerfile").exists()
@@ -33,7 +34,7 @@ def test_the_services_of_the_real_mode_layout_are_all_there():
 def test_the_app_services_run_the_right_commands():
     services = _compose()["services"]
 
-    assert "gunicorn config.wsgi:application" in services["web"]["command"]
+    assert "gunicorn -c gunicorn.conf.py config.wsgi:application" in services["web"]["command"]
     assert "migrate" in services["web"]["command"]
     assert "load_catalogue" in services["web"]["command"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "config", "worker"]
@@ -69,3 +70,32 @@ def test_env_example_documents_every_variable_the_settings_read():
     documented = set(re.findall(r"^([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
 
     assert _settings_variables() <= documented, _settings_variables() - documented
+
+
+def test_the_worker_and_beat_health_checks_prove_tasks_are_consumed():
+    services = _compose()["services"]
+
+    # Not `celery inspect ping`, which the main process answers even when it consumes nothing.
+    assert services["worker"]["healthcheck"]["test"][:4] == [
+        "CMD",
+        "python",
+        "manage.py",
+        "check_worker",
+    ]
+    assert services["beat"]["healthcheck"]["test"][:4] == [
+        "CMD",
+        "python",
+        "manage.py",
+        "check_beat",
+    ]
+    for name in ("worker", "beat"):
+        command = services[name]["healthcheck"]["test"][3]
+        assert (ROOT / "workers" / "management" / "commands" / f"{command}.py").exists()
+
+
+def test_the_image_and_the_compose_file_run_gunicorn_with_the_repository_settings():
+    assert (
+        'CMD ["gunicorn", "-c", "gunicorn.conf.py", "config.wsgi:application"]'
+        in (ROOT / "Dockerfile").read_text()
+    )
+    assert (ROOT / "gunicorn.conf.py").exists()
