@@ -531,3 +531,82 @@ def test_a_duplicate_message_neither_sends_alongside_nor_early_and_a_lost_one_is
     assert rows.get().state == "delivered"
     with django_capture_on_commit_callbacks(execute=True):
         assert alerts.sweep_pending_deliveries() == 0
+
+
+def _self_signed(tmp_path: Any, name: str) -> tuple[str, str]:
+    """A certificate for `name` (its own issuer) and its key, as PEM files."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.now(UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_path), str(key_path)
+
+
+@pytest.mark.parametrize(
+    ("served_name", "delivered"), [("hooks.acme.test", True), ("other.test", False)]
+)
+def test_https_to_the_pinned_address_sends_the_name_in_sni_and_checks_the_certificate_by_it(
+    tmp_path, receiver, monkeypatch, served_name, delivered
+):
+    import ssl
+
+    import httpx
+
+    pytest.importorskip("cryptography")
+    cert, key = _self_signed(tmp_path, served_name)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(cert, key)
+    names: list[str | None] = []
+
+    def server_name(sock: Any, name: str | None, context: Any) -> None:
+        names.append(name)
+
+    server_context.sni_callback = server_name
+    receiver.server.socket = server_context.wrap_socket(receiver.server.socket, server_side=True)
+    port = receiver.server.server_address[1]
+    # The receiver's certificate is trusted; the name, not the address, must match it.
+    monkeypatch.setattr(
+        alerts,
+        "transport",
+        lambda: httpx.HTTPTransport(verify=ssl.create_default_context(cafile=cert)),
+    )
+    monkeypatch.setattr(alerts, "resolve", lambda host, port: ["127.0.0.1"])
+
+    sent = alerts._send(f"https://hooks.acme.test:{port}/hook", "{}", {})
+
+    assert names == ["hooks.acme.test"]  # SNI carried the name, though the URL had the address
+    if delivered:
+        assert sent.status_code == 200, sent.error
+        ((_path, headers, _),) = receiver.received
+        assert {k.lower(): v for k, v in headers.items()}["host"] == f"hooks.acme.test:{port}"
+    else:  # a certificate for another name is refused, as it would be without the pinning
+        assert sent.status_code is None
+        assert sent.error.startswith("no answer")
+        assert receiver.received == []
