@@ -7,6 +7,7 @@ public slugs) only; never an organisation, a user, a file name or a diagnosis id
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -17,17 +18,46 @@ from django.conf import settings
 from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-from prometheus_client import CollectorRegistry, Counter, generate_latest
-from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from diagnosis.models import Diagnosis, WebhookDelivery
 from diagnosis.stages import STAGES
 
-# Counted in this process when a submission is refused for its quota (diagnosis.services).
-QUOTA_REFUSALS = Counter(
-    "rootcause_quota_refusals", "Submissions refused because the daily quota was used."
-)
+
+class SharedCounter:
+    """A counter every process adds to and any web process reports: a Redis key under the
+    deployment's prefix (this process's memory in the embedded mode). Adding never raises."""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self._local = 0.0
+
+    def _key(self) -> str:
+        return f"{settings.REDIS_KEY_PREFIX}metrics:{self.name}"
+
+    def inc(self, amount: float = 1.0) -> None:
+        if not settings.REDIS_URL:
+            with _LOCAL_LOCK:
+                self._local += amount
+            return
+        with contextlib.suppress(redis.RedisError):
+            _redis(settings.REDIS_URL).incrbyfloat(self._key(), amount)
+
+    def value(self) -> float:
+        if not settings.REDIS_URL:
+            return self._local
+        try:
+            return float(_redis(settings.REDIS_URL).get(self._key()) or 0)
+        except redis.RedisError:
+            return 0.0
+
+    def family(self) -> CounterMetricFamily:
+        return CounterMetricFamily(self.name, self.documentation, value=self.value())
+
+
 # The window the duration figures average over.
 RECENT = timedelta(hours=1)
 # Upper bounds (seconds) of the stage-duration histogram's buckets; +Inf is added.
@@ -46,6 +76,13 @@ _LOCAL_LOCK = threading.Lock()
 @cache
 def _redis(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+
+
+# Counted when a submission is refused for its quota (diagnosis.services), by whichever web process
+# refused it.
+QUOTA_REFUSALS = SharedCounter(
+    "rootcause_quota_refusals", "Submissions refused because the daily quota was used."
+)
 
 
 def _stage_key(stage: str) -> str:
@@ -105,7 +142,9 @@ def _stage_histogram() -> HistogramMetricFamily:
 
 
 class DatabaseCollector(Collector):
-    def collect(self) -> Iterator[GaugeMetricFamily | HistogramMetricFamily]:
+    def collect(
+        self,
+    ) -> Iterator[GaugeMetricFamily | HistogramMetricFamily | CounterMetricFamily]:
         by_outcome = GaugeMetricFamily(
             "rootcause_diagnoses",
             "Diagnoses kept, by status, outcome and failure class.",
@@ -166,6 +205,7 @@ class DatabaseCollector(Collector):
         yield queue
 
         yield _stage_histogram()
+        yield QUOTA_REFUSALS.family()
 
 
 def _queue_depth() -> int:
@@ -183,5 +223,4 @@ def _queue_depth() -> int:
 def metrics(request: HttpRequest) -> HttpResponse:
     registry = CollectorRegistry()
     registry.register(DatabaseCollector())
-    registry.register(QUOTA_REFUSALS)
     return HttpResponse(generate_latest(registry), content_type="text/plain; version=0.0.4")

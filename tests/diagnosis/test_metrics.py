@@ -50,11 +50,17 @@ def test_metrics_count_diagnoses_by_outcome_and_class_without_tenant_data(client
 def test_a_quota_refusal_is_counted(api):
     from diagnosis.metrics import QUOTA_REFUSALS
 
-    before = QUOTA_REFUSALS._value.get()
+    before = QUOTA_REFUSALS.value()
     for _ in range(4):  # a visitor's allowance is 3 a day
         last = api.post("/api/v1/diagnoses", "CUDA out of memory\n", content_type="text/plain")
     assert last.status_code == 429
-    assert QUOTA_REFUSALS._value.get() == before + 1
+    assert QUOTA_REFUSALS.value() == before + 1
+    # Kept in Redis, so whichever web process is scraped reports it.
+    text = api.get("/metrics").content.decode()
+    (family,) = [
+        f for f in text_string_to_metric_families(text) if f.name == "rootcause_quota_refusals"
+    ]
+    assert family.samples[0].value == before + 1
 
 
 def _stage_counts(client) -> dict[str, float]:
