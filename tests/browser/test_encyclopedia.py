@@ -48,5 +48,9 @@ def test_search_finds_entries_by_keywords_and_by_error_text_in_any_case(page: An
         results = page.locator(f"a[href='/encyclopedia/{slug}/']")
         assert results.count() >= 1, query
         assert page.locator("main table tbody tr").count() >= 1, query
+        # The query's line is shown beside what it matched in the entry.
+        matched = page.locator("section", has=results.first).locator("table")
+        assert query in matched.inner_text(), query
+        assert "Matched in the entry" in matched.inner_text()
     screenshot(page, "encyclopedia-search")
     assert_accessible(page)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.browser.conftest import screenshot, wait_for_result
+from tests.extraction_vectors import CLI_SIZES, python_selection
 
 SAMPLE = (
     Path(__file__).resolve().parents[2]
@@ -37,6 +38,17 @@ def test_a_large_file_is_reduced_to_its_evidence_before_upload(page: Any) -> Non
     assert "lines were left out" in text
     assert page.locator("#evidence-preview summary").inner_text() == "What will be sent"
     screenshot(page, "home-large-file")
+    # In Chromium, the page keeps the lines the CLI's extraction keeps of this file.
+    in_page = page.evaluate(
+        """async (text) => {
+          const spec = await (await fetch("/extraction.json")).json();
+          return window.RootcauseExtract.select(text, spec).kept;
+        }""",
+        log.decode(),
+    )
+    kept, taught_only = python_selection(log.decode(), CLI_SIZES)
+    assert in_page == sorted(set(kept) - set(taught_only))
+    assert f"{len(in_page)} of " in text
 
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
