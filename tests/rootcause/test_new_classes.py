@@ -165,7 +165,7 @@ def test_oom_of_this_process_stays_activation_oom(thread: str, text: str) -> Non
 
 
 def test_large_loss_values_alone_are_not_a_divergence() -> None:
-    """A loss in thousands is only a hint: regression losses can be that large and healthy.
+    """A large loss alone is not a divergence: regression losses can be that large and healthy.
 
     Lines from the run-produced logs none/healthy-regression-loss-in-millions.log and
     loss-divergence/adamw-lr-too-high-collapse.log.
