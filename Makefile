@@ -6,7 +6,7 @@ UV_VERSION := 0.13.9
 PORT ?= 8000
 SHARED ?= ../shared
 
-.PHONY: install lock check-client run worker beat test test-fast lint format eval bench clean vscode realruns
+.PHONY: install lock check-client run worker beat test test-fast lint format eval bench loadtest clean vscode realruns
 
 # The marker file is rebuilt whenever the lock file changes, so `make run` installs only when needed.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -86,6 +86,13 @@ realruns: $(REALRUNS_VENV)/.installed
 
 bench: install
 	$(BIN)/python -m bench.run
+
+# A live real-mode stack on this machine under locust (bench/loadtest/): its own redis-server on a
+# free port, a fresh PostgreSQL database on LOADTEST_POSTGRES (default 127.0.0.1:5432), gunicorn,
+# 4 Celery worker processes and beat; all stopped, and the database dropped, at the end or on
+# Ctrl-C. Two to three minutes; exits 1 if a submission was lost or left unfinished.
+loadtest: install
+	$(BIN)/python -m bench.loadtest
 
 clean:
 	rm -rf $(VENV) build *.egg-info

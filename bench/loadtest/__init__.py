@@ -1,0 +1,1 @@
+"""`make loadtest`: a live real-mode stack under locust (run.py) and its load (locustfile.py)."""
