@@ -86,7 +86,9 @@ def webhooks_for(actor: Actor, channel: str = Webhook.Channel.WEBHOOK) -> QueryS
 
 
 def email_alerts_for(actor: Actor) -> QuerySet[Webhook]:
-    return webhooks_for(actor, Webhook.Channel.EMAIL).prefetch_related("recipients")
+    return webhooks_for(actor, Webhook.Channel.EMAIL).prefetch_related(
+        "recipients", "recipients__memberships"
+    )
 
 
 def get_webhook_for(
@@ -144,17 +146,21 @@ def create_webhook(*, actor: Actor, url: str, filters: WebhookFilters) -> Webhoo
 
 
 def create_email_alert(
-    *, actor: Actor, recipient_ids: list[int], filters: WebhookFilters
+    *, actor: Actor, member_ids: list[uuid.UUID | str], filters: WebhookFilters
 ) -> Webhook:
-    """An e-mail alert to chosen members of the organisation (by user id), with filters."""
+    """An e-mail alert to chosen members of the organisation (by their membership's public id),
+    with filters."""
     organization = require_manager(actor)
     _require_alerts(organization, actor)
+    wanted = {str(member_id) for member_id in member_ids}
     members = list(
         User.objects.filter(
-            id__in=recipient_ids, memberships__organization=organization, is_active=True
+            is_active=True,
+            memberships__organization=organization,
+            memberships__public_id__in=wanted,
         )
     )
-    if not members or len(members) != len(set(recipient_ids)):
+    if not members or len(members) != len(wanted):
         raise ApplicationError("Choose one or more members of the organisation.")
     with transaction.atomic():
         alert = Webhook.objects.create(

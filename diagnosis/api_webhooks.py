@@ -112,6 +112,8 @@ class WebhookListApi(APIView):
 
 
 class WebhookDetailApi(APIView):
+    channel = Webhook.Channel.WEBHOOK
+
     @extend_schema(
         operation_id="webhooks_destroy",
         responses={204: None, **ERRORS},
@@ -119,11 +121,14 @@ class WebhookDetailApi(APIView):
     )
     def delete(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
-        alerts.delete_webhook(actor=actor, webhook=alerts.get_webhook_for(actor, webhook_id))
+        webhook = alerts.get_webhook_for(actor, webhook_id, self.channel)
+        alerts.delete_webhook(actor=actor, webhook=webhook)
         return Response(status=204)
 
 
 class WebhookDeliveriesApi(APIView):
+    channel = Webhook.Channel.WEBHOOK
+
     @extend_schema(
         operation_id="webhooks_deliveries_list",
         responses={200: DeliverySerializer(many=True), **ERRORS},
@@ -131,12 +136,14 @@ class WebhookDeliveriesApi(APIView):
     )
     def get(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
-        webhook = alerts.get_webhook_for(actor, webhook_id)
+        webhook = alerts.get_webhook_for(actor, webhook_id, self.channel)
         deliveries = alerts.deliveries_for(actor, webhook)[:100]
         return Response(DeliverySerializer(deliveries, many=True).data)
 
 
 class WebhookTestApi(APIView):
+    channel = Webhook.Channel.WEBHOOK
+
     @extend_schema(
         operation_id="webhooks_test",
         request=None,
@@ -146,13 +153,15 @@ class WebhookTestApi(APIView):
     def post(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
         delivery = alerts.send_test_event(
-            actor=actor, webhook=alerts.get_webhook_for(actor, webhook_id)
+            actor=actor, webhook=alerts.get_webhook_for(actor, webhook_id, self.channel)
         )
         delivery.refresh_from_db()
         return Response(DeliverySerializer(delivery).data, status=202)
 
 
 class DeliveryRedeliverApi(APIView):
+    channel = Webhook.Channel.WEBHOOK
+
     @extend_schema(
         operation_id="webhooks_deliveries_redeliver",
         request=None,
@@ -162,6 +171,129 @@ class DeliveryRedeliverApi(APIView):
     def post(self, request: Request, webhook_id: str, delivery_id: str) -> Response:
         actor = actor_of(request)
         delivery = alerts.redeliver(
-            actor=actor, delivery=alerts.get_delivery_for(actor, webhook_id, delivery_id)
+            actor=actor,
+            delivery=alerts.get_delivery_for(actor, webhook_id, delivery_id, self.channel),
         )
         return Response(DeliverySerializer(delivery).data, status=202)
+
+
+# --- E-mail alerts ------------------------------------------------------------------------------
+
+
+class EmailAlertSerializer(serializers.ModelSerializer):
+    recipients = serializers.ListField(
+        child=serializers.UUIDField(),
+        min_length=1,
+        max_length=200,
+        help_text="The members to e-mail: their ids in `/api/v1/organization/members`.",
+    )
+
+    class Meta:
+        model = Webhook
+        fields = [
+            "id",
+            "recipients",
+            "category",
+            "failure_slug",
+            "min_confidence",
+            "first_occurrence_only",
+            "created_at",
+        ]
+        read_only_fields = ["id", "created_at"]
+        extra_kwargs = WebhookSerializer.Meta.extra_kwargs
+
+    def to_representation(self, instance: Webhook) -> dict[str, Any]:
+        data = {
+            field: getattr(instance, field)
+            for field in ("category", "failure_slug", "min_confidence", "first_occurrence_only")
+        }
+        # Prefetched by alerts.email_alerts_for: no query per alert.
+        members = [
+            str(membership.public_id)
+            for user in instance.recipients.all()
+            for membership in user.memberships.all()
+            if membership.organization_id == instance.organization_id
+        ]
+        return {
+            "id": str(instance.id),
+            "recipients": sorted(members),
+            **data,
+            "created_at": serializers.DateTimeField().to_representation(instance.created_at),
+        }
+
+
+class EmailAlertListApi(APIView):
+    @extend_schema(
+        operation_id="email_alerts_list",
+        responses={200: EmailAlertSerializer(many=True), **ERRORS},
+        description="The organisation's e-mail alerts (owners and admins, Scale tier).",
+    )
+    def get(self, request: Request) -> Response:
+        email_alerts = alerts.email_alerts_for(actor_of(request))
+        return Response(EmailAlertSerializer(email_alerts, many=True).data)
+
+    @extend_schema(
+        operation_id="email_alerts_create",
+        request=EmailAlertSerializer,
+        responses={201: EmailAlertSerializer, 400: PROBLEM, **ERRORS},
+        description=(
+            "Add an e-mail alert: each finished diagnosis that passes its filters is e-mailed to "
+            "the chosen members (masked text and the link to the result), through the same "
+            "outbox as webhooks."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        actor = actor_of(request)
+        alerts.email_alerts_for(actor)  # the role and the tier, before the body
+        data = EmailAlertSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        alert = alerts.create_email_alert(
+            actor=actor,
+            member_ids=fields["recipients"],
+            filters=alerts.WebhookFilters(
+                category=fields.get("category", ""),
+                failure_slug=fields.get("failure_slug", ""),
+                min_confidence=fields.get("min_confidence", 0.0),
+                first_occurrence_only=fields.get("first_occurrence_only", False),
+            ),
+        )
+        created = alerts.email_alerts_for(actor).get(id=alert.id)
+        return Response(EmailAlertSerializer(created).data, status=201)
+
+
+class EmailAlertDetailApi(WebhookDetailApi):
+    channel = Webhook.Channel.EMAIL
+
+    @extend_schema(
+        operation_id="email_alerts_destroy",
+        responses={204: None, **ERRORS},
+        description="Remove an e-mail alert and its delivery log.",
+    )
+    def delete(self, request: Request, webhook_id: str) -> Response:
+        return super().delete(request, webhook_id)
+
+
+class EmailAlertDeliveriesApi(WebhookDeliveriesApi):
+    channel = Webhook.Channel.EMAIL
+
+    @extend_schema(
+        operation_id="email_alerts_deliveries_list",
+        responses={200: DeliverySerializer(many=True), **ERRORS},
+        description="The e-mail alert's last 100 deliveries, newest first, with every attempt.",
+    )
+    def get(self, request: Request, webhook_id: str) -> Response:
+        return super().get(request, webhook_id)
+
+
+class EmailAlertTestApi(WebhookTestApi):
+    channel = Webhook.Channel.EMAIL
+
+    @extend_schema(
+        operation_id="email_alerts_test",
+        request=None,
+        responses={202: DeliverySerializer, **ERRORS},
+        description="E-mail a test alert to the chosen members now.",
+    )
+    def post(self, request: Request, webhook_id: str) -> Response:
+        return super().post(request, webhook_id)

@@ -103,12 +103,12 @@ class WebhookForm(AlertFiltersForm):
 
 
 class EmailAlertForm(AlertFiltersForm):
-    recipients = forms.TypedMultipleChoiceField(
-        label="Members to e-mail", coerce=int, widget=forms.CheckboxSelectMultiple
+    recipients = forms.MultipleChoiceField(
+        label="Members to e-mail", widget=forms.CheckboxSelectMultiple
     )
     field_order = ["recipients"]
 
-    def __init__(self, *args: Any, members: Iterable[tuple[int, str]] = (), **kwargs: Any):
+    def __init__(self, *args: Any, members: Iterable[tuple[str, str]] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["recipients"].choices = list(members)  # type: ignore[attr-defined]
 

@@ -35,5 +35,21 @@ urlpatterns = [
         api_webhooks.DeliveryRedeliverApi.as_view(),
         name="api-webhook-redeliver",
     ),
+    path("email-alerts", api_webhooks.EmailAlertListApi.as_view(), name="api-email-alerts"),
+    path(
+        "email-alerts/<uuid:webhook_id>",
+        api_webhooks.EmailAlertDetailApi.as_view(),
+        name="api-email-alert-detail",
+    ),
+    path(
+        "email-alerts/<uuid:webhook_id>/deliveries",
+        api_webhooks.EmailAlertDeliveriesApi.as_view(),
+        name="api-email-alert-deliveries",
+    ),
+    path(
+        "email-alerts/<uuid:webhook_id>/test",
+        api_webhooks.EmailAlertTestApi.as_view(),
+        name="api-email-alert-test",
+    ),
     path("failures", api_failures.FailureListApi.as_view(), name="api-failures"),
 ]

@@ -32,8 +32,9 @@ def _filter_choices() -> dict[str, Any]:
     }
 
 
-def _member_choices(actor: Actor) -> list[tuple[int, str]]:
-    return [(m.user.id, m.user.email or m.user.get_username()) for m in members_for(actor)]
+def _member_choices(actor: Actor) -> list[tuple[str, str]]:
+    """Members by their membership's public id (the integer keys stay internal)."""
+    return [(str(m.public_id), m.user.email or m.user.get_username()) for m in members_for(actor)]
 
 
 def _filters(data: dict[str, Any]) -> alerts.WebhookFilters:
@@ -111,7 +112,7 @@ def create_email_alert(request: HttpRequest) -> HttpResponse:
     try:
         alerts.create_email_alert(
             actor=actor,
-            recipient_ids=form.cleaned_data["recipients"],
+            member_ids=form.cleaned_data["recipients"],
             filters=_filters(form.cleaned_data),
         )
     except ApplicationError as exc:

@@ -145,9 +145,13 @@ def test_removing_a_webhook(acme_scale, alice):
 # --- E-mail alerts ------------------------------------------------------------------------------
 
 
+def _member(user: Any) -> str:
+    return str(user.memberships.get().public_id)
+
+
 def _email_alert(client: Client, *recipients: Any, **filters: str) -> Webhook:
     response = client.post(
-        f"{PAGE}email/", {"recipients": [str(u.id) for u in recipients], **filters}
+        f"{PAGE}email/", {"recipients": [_member(u) for u in recipients], **filters}
     )
     assert response.status_code == 302, response.content
     return Webhook.objects.get(channel="email")
@@ -206,14 +210,14 @@ def test_an_email_alert_filters_like_a_webhook_and_skips_who_left(
 def _email_alert_second(client: Client, *recipients: Any) -> Webhook:
     response = client.post(
         f"{PAGE}email/",
-        {"recipients": [str(u.id) for u in recipients], "first_occurrence_only": "on"},
+        {"recipients": [_member(u) for u in recipients], "first_occurrence_only": "on"},
     )
     assert response.status_code == 302, response.content
     return Webhook.objects.get(channel="email", first_occurrence_only=True)
 
 
 def test_recipients_must_be_members(acme_scale, alice, charlie, umbrella):
-    response = _browser(alice).post(f"{PAGE}email/", {"recipients": [str(charlie.id)]})
+    response = _browser(alice).post(f"{PAGE}email/", {"recipients": [_member(charlie)]})
 
     assert response.status_code == 400
     assert not Webhook.objects.filter(channel="email").exists()

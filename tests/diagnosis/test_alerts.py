@@ -610,3 +610,43 @@ def test_https_to_the_pinned_address_sends_the_name_in_sni_and_checks_the_certif
         assert sent.status_code is None
         assert sent.error.startswith("no answer")
         assert receiver.received == []
+
+
+# --- E-mail alerts in the API -------------------------------------------------------------------
+
+
+def test_email_alerts_through_the_api(
+    acme_scale, alice_api, alice, bob, charlie, umbrella, django_capture_on_commit_callbacks
+):
+    from django.core import mail
+
+    bob_id = str(bob.memberships.get().public_id)
+    members = alice_api.get("/api/v1/organization/members").json()["results"]
+    assert bob_id in {m["id"] for m in members}
+
+    created = alice_api.post(
+        "/api/v1/email-alerts", {"recipients": [bob_id], "min_confidence": 0.5}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    alert = created.json()
+    assert alert["recipients"] == [bob_id]
+    assert alert["min_confidence"] == 0.5
+    assert [a["id"] for a in alice_api.get("/api/v1/email-alerts").json()] == [alert["id"]]
+    assert alice_api.get(URL).json() == []  # not a webhook
+    assert alice_api.delete(f"{URL}/{alert['id']}").status_code == 404
+
+    outsider = str(charlie.memberships.get().public_id)
+    refused = alice_api.post("/api/v1/email-alerts", {"recipients": [outsider]}, format="json")
+    assert refused.status_code == 400
+    assert _client(bob).get("/api/v1/email-alerts").status_code == 403
+
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        tested = alice_api.post(f"/api/v1/email-alerts/{alert['id']}/test")
+    assert tested.status_code == 202
+    assert [m.to for m in mail.outbox] == [["bob@acme.example"]]
+    (delivery,) = alice_api.get(f"/api/v1/email-alerts/{alert['id']}/deliveries").json()
+    assert delivery["state"] == "delivered"
+
+    assert alice_api.delete(f"/api/v1/email-alerts/{alert['id']}").status_code == 204
+    assert alice_api.get("/api/v1/email-alerts").json() == []
