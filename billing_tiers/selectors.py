@@ -19,6 +19,7 @@ from billing_tiers.entitlements import (
     active_evaluation,
     entitlements_for,
     entitlements_for_organization,
+    entitlements_of,
     tier_for,
 )
 from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage, Tier
@@ -50,6 +51,13 @@ def includes_fix_steps(subject: Actor | Organization | None) -> bool:
     """
     if isinstance(subject, Actor):
         return entitlements_for(subject).fix_steps
+    if subject is not None and all(
+        entitlements_of(tier).fix_steps for tier in Tier if tier != Tier.ANONYMOUS
+    ):
+        # Whatever tier an organisation is on includes them: no need to work out which (that
+        # takes queries, once per diagnosis in the pipeline). Checked, not assumed, so that a
+        # tier without fix steps would bring the look back.
+        return True
     return entitlements_for_organization(subject).fix_steps
 
 

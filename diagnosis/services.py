@@ -483,7 +483,8 @@ def claim_stage(
         attempts=F("attempts") + 1,
         updated_at=now,
     )
-    row = Diagnosis.objects.filter(id=diagnosis_id).first()
+    # With its organisation: the stages read it (its masking rules, its tier's fix steps).
+    row = Diagnosis.objects.select_related("organization").filter(id=diagnosis_id).first()
     if row is None:
         return None
     if claimed:

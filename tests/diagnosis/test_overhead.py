@@ -175,3 +175,26 @@ def test_a_duplicate_message_of_a_finished_diagnosis_does_nothing(queued: Diagno
 
     queued.refresh_from_db()
     assert (queued.status, queued.attempts) == (Status.DONE, 0)
+
+
+def test_the_pipeline_of_an_organisations_diagnosis_does_not_work_out_its_tier(
+    acme_api: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # Every tier an organisation can be on includes fix steps: no look at its domains or managers.
+    with django_capture_on_commit_callbacks(execute=False):
+        response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+    diagnosis_id = response.json()["id"]
+
+    with CaptureQueriesContext(connection) as queries:
+        STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
+    assert diagnosis.status == Status.DONE
+    assert diagnosis.result["remediation"]["steps"]
+    assert _touching(queries, "accounts_domain") == 0
+    assert _touching(queries, "auth_user") == 0
+    # The organisation comes with the claimed row, not in a query of its own.
+    assert not any(
+        query["sql"].startswith('SELECT "accounts_organization"')
+        for query in queries.captured_queries
+    )
