@@ -122,7 +122,7 @@ def test_a_file_dropped_on_the_zone_is_diagnosed(page: Any) -> None:
 
 
 def test_without_javascript_a_sample_is_diagnosed_by_the_plain_form(
-    browser: Any, site: str
+    browser: Any, site: str, worker: Any
 ) -> None:
     context = browser.new_context(base_url=site, java_script_enabled=False)
     page = context.new_page()
@@ -131,12 +131,13 @@ def test_without_javascript_a_sample_is_diagnosed_by_the_plain_form(
         page.get_by_role("link", name="DataLoader worker killed: no shared memory").click()
         assert "sample=dataloader-shm" in page.url
         assert "DataLoader worker" in page.locator("#id_log_text").input_value()
-        page.get_by_role("button", name="Diagnose").click()
-        page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
-        # Until the worker is done the page asks to be refreshed every two seconds. Playwright
-        # turns scripts off without telling the HTML parser, which then ignores <noscript>:
-        # the test does the refreshing the browser would do.
-        if not page.locator("#failure").count():
+        with worker.paused():
+            page.get_by_role("button", name="Diagnose").click()
+            page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
+            assert "Waiting for a worker" in page.locator("#stage-label").inner_text()
+            # The page asks to be refreshed every two seconds. Playwright turns scripts off
+            # without telling the HTML parser, which then ignores <noscript>: the test does the
+            # refreshing the browser would do.
             html = page.request.get(page.url).text()
             assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in html
         for _ in range(90):
