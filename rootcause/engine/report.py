@@ -7,7 +7,7 @@ import re
 
 from rootcause.catalogue import Entry
 from rootcause.engine import similar
-from rootcause.engine.rules import Held, confidence, initiating
+from rootcause.engine.rules import LAUNCHER_REPORT_RE, Held, confidence, initiating
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
 from rootcause.result import (
     CollateralFailure,
@@ -51,16 +51,15 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     evidence, headline = _evidence(held, winner, rank, scan.sources)
     score = confidence(held, ranked)
     missing = _missing_facts(scan, diagnosed=True, rank=rank, multi=multi)
-    # a launcher's summary and nothing else (no other failure, not even a collateral one)
-    summary_only = len(ranked) == 1 and held.collateral(winner)
-    exit_note = _exit_note(held, winner, scan) if summary_only else None
+    # only collateral failures: the launcher's summary may be all there is of the failed rank
+    exit_note = _exit_note(held, ranked, scan) if held.collateral(winner) else None
     if exit_note is not None:
         who = f"rank {exit_note[0]}" if exit_note[0] is not None else "the failed process"
         missing.insert(
             0,
-            f"only the launcher's summary is here, not {who}'s own output: attach that rank's "
-            "stderr (its traceback or last lines; torchrun --tee 3 --log-dir logs keeps one file "
-            "per rank)",
+            f"the launcher reports {who} exiting, but not {who}'s own output: attach that "
+            "rank's stderr (its traceback or last lines; torchrun --tee 3 --log-dir logs keeps "
+            "one file per rank)",
         )
     elif score < 0.6 and scan.tracebacks == 0:
         missing.append(
@@ -194,16 +193,22 @@ _SIGNALS = {
 }
 
 
-def _exit_note(held: Held, winner: int, scan: Scan) -> tuple[int | None, str] | None:
-    """For a log whose only failure is the launcher's summary: the failed rank and what its exit
-    code says (an uncaught Python exception, or the signal that killed it)."""
+def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, str] | None:
+    """For a log with only collateral failures, one of them the launcher's exit report: the
+    rank it saw fail first and what its exit code says (an uncaught Python exception, or the
+    signal that killed it). None when that rank printed an error of its own."""
     failed = scan.evidence.launcher_failed
     rank, code = failed if failed is not None else (None, None)
-    hits = held.error_hits(winner)
-    if not any(_EXITCODE_RE.search(h.text) or "exitcode" in h.text for h in hits):
-        return None  # the collateral failure is something else than an exit report
+    hits = [h for e in ranked for h in held.error_hits(e)]
+    reports = [h for h in hits if _EXITCODE_RE.search(h.text)]
+    if not reports:
+        return None  # the collateral failures are something else than an exit report
+    if rank is not None and any(
+        h.rank == rank and not LAUNCHER_REPORT_RE.search(h.text) for h in hits
+    ):
+        return None  # that rank's own output is here
     if code is None:
-        for h in hits:
+        for h in reports:
             m = _EXITCODE_RE.search(h.text)
             if m:
                 rank, code = h.rank, int(m.group(1) or m.group(2))

@@ -16,6 +16,12 @@ from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE,
 from rootcause.matching import Signal
 from rootcause.ranks import DISTINCT_FIRST_SECONDS, FirstError, initiating_rank
 
+# The elastic agent's report about a worker (an exit line, a field of its summary block).
+LAUNCHER_REPORT_RE = re.compile(
+    r"\bfailed \(exitcode: -?\d+\)|^\s*(?:exitcode|traceback|error_file)\s*:|"
+    r"^\s*rank\s*:?\s*\d+\s*\(local[_ ]rank|Signal \d+ \(SIG[A-Z]+\) received by PID|"
+    r"ChildFailedError"
+)
 # Below this an entry's score is noise: the outcome is no_match.
 MIN_CONFIDENCE = 0.3
 # What a line says when it reports a failure (as opposed to a memory report or a loss value).
@@ -118,7 +124,15 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, s
                 if r not in collateral_errors or fe.order < collateral_errors[r].order:
                     collateral_errors[r] = fe
     if held.collateral(winner):
-        collateral_errors, root_errors = root_errors, {}
+        for r, fe in root_errors.items():
+            if r not in collateral_errors or fe.order < collateral_errors[r].order:
+                collateral_errors[r] = fe
+        root_errors = {}
+    # the launcher's lines about a worker ("failed (exitcode: 3) local_rank: 1", its summary
+    # block) are not that worker's own output: a rank they alone speak of printed nothing
+    collateral_errors = {
+        r: fe for r, fe in collateral_errors.items() if not LAUNCHER_REPORT_RE.search(fe.text)
+    }
     rank, reason = initiating_rank(
         root_errors=root_errors,
         collateral_errors=collateral_errors,

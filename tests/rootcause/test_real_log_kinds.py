@@ -1,0 +1,285 @@
+"""The kinds of miss that real logs showed (issue 12), one test each, on logs in tests/logs.
+
+Run-produced logs were captured from real programs on CPU (torch 2.13.0+cpu in .venv-realruns):
+- anomaly_warning_fragment_before_the_error.log: the first 4 lines of a script with
+  `torch.autograd.set_detect_anomaly(True)` taking `sqrt` of a zero distance, i.e. the paste of
+  its UserWarning and forward trace, cut before the RuntimeError that followed;
+- cpp_extension_ninja_failed_first_part.log: the first 7 lines of
+  `torch.utils.cpp_extension.load_inline` on a C++ source missing a semicolon (the first link
+  of the chained traceback, cut before "Error building extension");
+- torchrun_tee_nonfinite_batch_skipped_on_every_rank.log:
+  `REALRUNS_ARGS="--fault skip-nonfinite --fail-rank 1 --fail-step 3 --seed 11" torchrun
+  --nproc-per-node=2 --tee=3 bench/realruns/programs/train.py`;
+- checkpoint_read_retried_with_tracebacks_then_resumed.log:
+  `REALRUNS_ARGS="--fault ckpt-retry --variant traceback --log logging --seed 30" python
+  bench/realruns/programs/train.py`;
+- torchrun_rank1_silent_exit3_rank0_collateral.log: `REALRUNS_ARGS="--fault child-exit
+  --variant 3 --fail-rank 1 --fail-step 3" torchrun --nproc-per-node=2 ...train.py`.
+
+Where CPU code cannot produce the output (CUDA, NCCL, the GPU driver), the log is a minimal
+excerpt in the wording real threads show; each test names its thread.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from rootcause.cli import diagnose_path
+from rootcause.engine import get_engine
+from rootcause.engine.similar import CONFIDENCE_HIGH
+from rootcause.result import DiagnosisResult
+
+LOGS = Path(__file__).resolve().parents[1] / "logs"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+
+
+def diagnose(relative: str) -> DiagnosisResult:
+    return diagnose_path(str(LOGS / relative), get_engine())
+
+
+def slug(result: DiagnosisResult) -> str | None:
+    return result.failure.slug if result.failure else None
+
+
+# --- the decisive message without its exception header or traceback -------------------------
+
+
+def test_nccl_warn_line_alone_is_a_collective_mismatch():
+    # NVIDIA/nccl#214, #296: "init.cc:1247 NCCL WARN Mismatched collective detected, please
+    # check your collective calls at and around rank N" with nothing else around it
+    result = diagnose("collective-mismatch/nccl_warn_mismatched_collective_message_only.log")
+
+    assert slug(result) == "collective-mismatch"
+
+
+# --- fragments -------------------------------------------------------------------------------
+
+
+def test_anomaly_warning_cut_before_the_error_is_the_anomaly_class():
+    result = diagnose("anomaly-nan-backward/anomaly_warning_fragment_before_the_error.log")
+
+    assert slug(result) == "anomaly-nan-backward"
+    assert any("Traceback of forward call" in e.text for e in result.evidence)
+
+
+def test_first_link_of_a_failed_extension_build_is_an_op_build_failure():
+    result = diagnose("deepspeed-op-build/cpp_extension_ninja_failed_first_part.log")
+
+    assert slug(result) == "deepspeed-op-build"
+    assert any("'ninja', '-v'" in e.text for e in result.evidence)
+
+
+# --- evidence that is a warning or a metric --------------------------------------------------
+
+
+def test_trainer_metric_dicts_with_loss_zero_and_nan_grad_norm_are_nan_loss():
+    # AnswerDotAI/ModernBERT#233, hiyouga/LlamaFactory#2916: {'loss': 0.0, 'grad_norm': nan, ...}
+    result = diagnose("nan-loss/trainer_metric_dicts_loss_zero_grad_norm_nan.log")
+
+    assert slug(result) == "nan-loss"
+
+
+def test_one_nan_grad_norm_that_training_recovers_from_is_healthy():
+    # the same Trainer dicts with one early nan and finite values after it (fp16 scaler warm-up)
+    result = diagnose("none/hf_deepspeed_fp16_early_scaler_skips.log")
+
+    assert result.outcome == "no_match"
+
+
+def test_driver_xid_lines_alone_point_at_the_gpu():
+    # akash-network/support#244: "NVRM: Xid (PCI:0000:00:05): 43, pid=..., name=pt_main_thread"
+    result = diagnose("gpu-hardware-fault/dmesg_xid_lines_only.log")
+
+    assert slug(result) == "gpu-hardware-fault"
+    assert result.failure is not None
+    assert result.failure.confidence < 0.6  # a lone driver line is weak evidence
+
+
+def test_nccl_warn_ib_completion_error_is_a_system_error():
+    # NVIDIA/nccl#214: "transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 4,
+    # opcode 1, len 21938, vendor err 81"
+    result = diagnose("nccl-system-error/nccl_warn_ib_completion_error_only.log")
+
+    assert slug(result) == "nccl-system-error"
+
+
+# --- only a launcher's summary ---------------------------------------------------------------
+
+
+def test_launcher_summary_names_the_silent_rank_explains_its_exit_and_asks_for_its_output():
+    result = diagnose("elastic-child-failed/torchrun_rank1_silent_exit3_rank0_collateral.log")
+
+    assert slug(result) == "elastic-child-failed"
+    assert result.initiating_rank == 1  # rank 0's gloo error came after rank 1 left
+    assert result.root_cause is not None
+    assert "Rank 1 exited with code 3" in result.root_cause
+    assert any("rank 1's own output" in fact for fact in result.missing_facts)
+
+
+def test_launcher_exit_code_of_a_signal_is_named():
+    # the agent's line when a worker died of SIGSEGV, as torchrun prints it (tests/logs entry)
+    result = diagnose("elastic-child-failed/rank3_sigsegv_no_traceback.log")
+
+    assert slug(result) == "elastic-child-failed"
+    assert result.initiating_rank == 3
+    assert result.root_cause is not None
+    assert "SIGSEGV" in result.root_cause
+
+
+# --- wrong OOM sub-class ---------------------------------------------------------------------
+
+
+def test_reserved_but_unallocated_above_the_request_in_mib_is_fragmentation():
+    # kaito-project/kaito#976: "Tried to allocate 546.00 MiB ... 514.19 MiB is free ... and
+    # 736.86 MiB is reserved by PyTorch but unallocated"
+    result = diagnose("allocator-fragmentation/unallocated_mib_above_request_no_traceback.log")
+
+    assert slug(result) == "allocator-fragmentation"
+
+
+def test_unallocated_below_the_request_stays_activation_oom():
+    result = diagnose("activation-oom/lm-eager-attention-long-batch.log")
+
+    assert slug(result) == "activation-oom"
+
+
+# --- rank not named --------------------------------------------------------------------------
+
+
+def test_process_group_message_names_its_rank():
+    # sgl-project/sglang#8296: "what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog
+    # thread terminated with exception: CUDA error: an illegal memory access was encountered"
+    result = diagnose("cuda-illegal-memory-access/pg_rank_in_watchdog_message.log")
+
+    assert slug(result) == "cuda-illegal-memory-access"
+    assert result.initiating_rank == 1
+
+
+def test_a_mismatch_report_names_the_other_rank_when_that_rank_failed_on_its_own():
+    text = (
+        "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is "
+        "running collective: CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE), but "
+        "Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=485, "
+        "OpType=BROADCAST).\n"
+        "E0209 09:09:15.164000 1 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+        "(exitcode: 1) local_rank: 0 (pid: 170581) of binary: /usr/bin/python3\n"
+    )
+    # speechbrain/speechbrain#2401 (wording of the debug wrapper's report and the agent's line)
+    result = get_engine().diagnose([text])
+
+    assert slug(result) == "collective-mismatch"
+    assert result.initiating_rank == 0
+
+
+def test_a_lone_mismatch_report_without_backing_names_no_other_rank():
+    text = (
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running "
+        "collective: CollectiveFingerPrint(SequenceNumber=0, OpType=_ALLGATHER_BASE, "
+        "TensorShape=[359, 1, 1435, 16]), but Rank 2 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=0, OpType=_ALLGATHER_BASE, "
+        "TensorShape=[359, 1, 1436, 16]).\n"
+    )
+    result = get_engine().diagnose([text])
+
+    assert slug(result) == "collective-mismatch"
+    assert result.initiating_rank is None
+
+
+def test_a_framework_reporting_on_rank_n_names_it():
+    # NVIDIA/Megatron-LM#5026: "Unexpected result nan on rank 3 at iteration #3"
+    text = (
+        "ERROR:megatron.core.rerun_state_machine:Unexpected result nan on rank 3 at iteration "
+        "#3 invocation #2 (message='found NaN in local grad norm for bucket #0 in backward "
+        "pass before data-parallel communication collective')\n"
+    )
+    result = get_engine().diagnose([text])
+
+    assert slug(result) == "nan-loss"
+    assert result.initiating_rank == 3
+
+
+# --- healthy runs: recovered events are not the failure --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "none/torchrun_tee_nonfinite_batch_skipped_on_every_rank.log",
+        "none/checkpoint_read_retried_with_tracebacks_then_resumed.log",
+        # facebookresearch/fairseq#103: "WARNING: ran out of memory on GPU #2, skipping batch"
+        "none/fairseq_oom_skipping_batch_trains_on.log",
+    ],
+)
+def test_a_failure_the_run_handled_is_not_the_failure(log):
+    result = diagnose(log)
+
+    assert result.outcome == "no_match", result.failure
+
+
+def test_a_skipped_batch_followed_by_the_real_failure_is_still_diagnosed():
+    text = (LOGS / "none/torchrun_tee_nonfinite_batch_skipped_on_every_rank.log").read_text()
+    text += "[default0]:RuntimeError: Loss is nan at step 13, stopping training\n"
+
+    result = get_engine().diagnose([text])
+
+    assert slug(result) == "nan-loss"
+
+
+# --- the similarity fallback -----------------------------------------------------------------
+
+
+def test_a_wording_no_fingerprint_names_is_proposed_at_low_confidence():
+    # Lightning-AI/pytorch-lightning#4420: every rank waiting in the store-based barrier with
+    # one worker missing (world_size=8, worker_count=7) until the log ends; no fingerprint
+    # names the waiting line, the catalogue's signature for the barrier timeout resembles it
+    result = diagnose("rendezvous-timeout/store_barrier_waiting_short_of_workers.log")
+
+    assert slug(result) == "rendezvous-timeout"
+    assert result.failure is not None
+    assert result.failure.confidence <= CONFIDENCE_HIGH
+    assert len(result.evidence) == 1
+    assert "store based barrier" in result.evidence[0].text
+    assert "resembles the catalogue's signature" in result.missing_facts[0]
+
+
+def test_the_fallback_never_overrides_a_fingerprint():
+    waiting = (LOGS / "rendezvous-timeout/store_barrier_waiting_short_of_workers.log").read_text()
+    oom = (LOGS / "activation-oom/cuda-error-out-of-memory-in-forward.log").read_text()
+
+    result = get_engine().diagnose([waiting + oom])
+
+    assert slug(result) == "activation-oom"
+    assert result.failure is not None
+    assert result.failure.confidence > CONFIDENCE_HIGH
+
+
+def test_the_fallback_ignores_an_error_training_went_on_after():
+    waiting = (LOGS / "rendezvous-timeout/store_barrier_waiting_short_of_workers.log").read_text()
+    steps = "".join(f"step {n} loss 0.{n}1\n" for n in range(1, 6))
+
+    result = get_engine().diagnose([waiting + steps])
+
+    assert result.outcome == "no_match"
+
+
+def _healthy_logs() -> list[Path]:
+    logs = sorted((LOGS / "none").glob("*.log"))
+    if SHARED.is_dir():
+        import json
+
+        for corpus in ("dev", "dev2"):
+            labels = SHARED / corpus / "labels.jsonl"
+            if labels.is_file():
+                for line in labels.read_text(encoding="utf-8").splitlines():
+                    row = json.loads(line) if line.strip() else {}
+                    if row.get("slug") == "none":
+                        logs.append(SHARED / corpus / row["file"])
+    return logs
+
+
+@pytest.mark.parametrize("path", _healthy_logs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_healthy_log_gets_a_diagnosis_from_the_fallback(path):
+    # tests/logs/none always; ../shared/corpus/{dev,dev2} healthy logs when the checkout has them
+    result = diagnose_path(str(path), get_engine())
+
+    assert result.outcome == "no_match", (result.failure, result.evidence)
