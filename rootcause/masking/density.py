@@ -20,6 +20,7 @@ guard itself at most that many callbacks: work per megabyte is bounded by a cons
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import hyperscan
@@ -31,15 +32,18 @@ from rootcause.masking.scanner import Database, spec_flags
 DENSE_ENTITY = "DENSE_LINE"
 DENSE_TOKEN = b"<DENSE_LINE>"
 SEGMENT = 1024
-# What the recognizers may be given: a few candidates per segment and one per 48 bytes (an
-# ordinary log has about one per kilobyte; the densest chunk of the corpora, 0.75 of the
-# budget). A candidate is a pattern and a start (as find_candidates confirms them); a hit of a
-# Presidio prefilter counts PREFILTER_WEIGHT (a Presidio recognizer then reads its window).
-BASE_HITS = 24
-BYTES_PER_HIT = 48
-PREFILTER_WEIGHT = 4
+PROBE = 16
+# What the recognizers may be given: a few candidates per segment and one per 32 bytes (an
+# ordinary log has about one per kilobyte; a diverging run printing 15-digit losses on every
+# line, the densest log of the corpora, about one per 40 bytes). A candidate is a pattern and a
+# start (as find_candidates confirms them); one of a Presidio prefilter counts PREFILTER_WEIGHT
+# (a Presidio recognizer then reads its window).
+BASE_HITS = 32
+BYTES_PER_HIT = 32
+PREFILTER_WEIGHT = 2
 
 Hits = list[tuple[int, int, int]]
+_NEWLINE = re.compile(rb"\n")
 
 
 def budget(size: int) -> int:
@@ -66,12 +70,11 @@ def bounded_hits(buf: bytes, limit: int) -> tuple[Hits, bool]:
     def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
         nonlocal cost
         hits.append((pid, start, end))
-        if pid >= specs:
-            cost += PREFILTER_WEIGHT
-        elif (pid, start) not in seen:
+        if (pid, start) not in seen:
             seen.add((pid, start))
-            cost += 1
-        return cost > limit
+            cost += PREFILTER_WEIGHT if pid >= specs else 1
+        # many ends of one candidate cost callbacks too: twice the budget of them at most
+        return cost > limit or len(hits) > 2 * limit
 
     return hits, guard_database().scan_until(buf, on_match)
 
@@ -83,21 +86,91 @@ def dense_regions(buf: bytes) -> tuple[list[tuple[int, int]], Hits | None]:
     if complete:
         return [], hits
     regions: list[tuple[int, int]] = []
+    # The end of a dense segment after the line where it ran over its budget: dense too if the
+    # next segment is dense from its start (inside a run, one scan per segment), else judged
+    # again line by line (where a run ends, so that the lines after it are kept).
+    tail: tuple[int, int] | None = None
     start = 0
     while start < len(buf):
         nl = buf.find(b"\n", min(start + SEGMENT, len(buf)) - 1)
         end = len(buf) if nl == -1 else nl + 1
-        segment = buf[start:end]
-        found, complete = bounded_hits(segment, budget(len(segment)))
-        if not complete:
-            first = min(e for _, _, e in found)
-            line = segment.rfind(b"\n", 0, max(first - 1, 0)) + 1
-            if regions and regions[-1][1] == start + line:
-                regions[-1] = (regions[-1][0], end)
+        if start == 0 and end == len(buf):
+            found, complete = hits, False  # one segment, the chunk: its scan is the one above
+        else:
+            # Inside a run (the previous segment ran over): a small budget tells whether this
+            # one is dense from its start, after a few callbacks rather than a segment's worth.
+            limit = PROBE if tail is not None else budget(end - start)
+            found, complete = bounded_hits(buf[start:end], limit)
+        first, last = (end, end) if complete else _dense_lines(buf, start, found)
+        if tail is not None:
+            if first == start:
+                _add(regions, tail)
             else:
-                regions.append((start + line, end))
+                _refine(buf, tail, regions)
+            tail = None
+        if not complete:
+            _add(regions, (first, last))
+            if last < end:
+                tail = (last, end)
         start = end
+    if tail is not None:
+        _refine(buf, tail, regions)
     return regions, None
+
+
+def _add(regions: list[tuple[int, int]], region: tuple[int, int]) -> None:
+    if regions and regions[-1][1] >= region[0]:
+        regions[-1] = (regions[-1][0], max(regions[-1][1], region[1]))
+    else:
+        regions.append(region)
+
+
+def _refine(buf: bytes, tail: tuple[int, int], regions: list[tuple[int, int]]) -> None:
+    """Where a dense run ends inside ``tail`` (whole lines): the shortest suffix of its lines
+    within its budget is kept, the lines before it are dense. A binary search over the line
+    starts: a few bounded scans of at most a segment each."""
+    start, end = tail
+    starts = [start] + [m.end() for m in _NEWLINE.finditer(buf, start, end - 1)]
+    lo, hi = 0, len(starts)  # the suffix from starts[hi] (or none) is known to be light
+    while lo < hi:
+        mid = (lo + hi) // 2
+        _, complete = bounded_hits(buf[starts[mid] : end], budget(end - starts[mid]))
+        if complete:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo > 0:
+        _add(regions, (start, starts[lo] if lo < len(starts) else end))
+
+
+def _dense_lines(buf: bytes, start: int, found: Hits) -> tuple[int, int]:
+    """Where a segment that ran over its budget is dense: from the first line over a line's
+    budget (or the line where it ran over) to the end of the line where it ran over.
+
+    ``found`` are the segment's hits up to that point, in order of their end; each line is
+    walked once, so this is linear in what the scan read.
+    """
+    seen: set[tuple[int, int]] = set()
+    line_start, line_end, line_cost = start, -1, 0
+    first = -1
+    for pid, s, e in found:
+        at = start + max(e - 1, 0)
+        if at >= line_end:
+            if line_end != -1 and first == -1 and line_cost > _line_budget(line_end - line_start):
+                first = line_start
+            line_start = buf.rfind(b"\n", max(line_end, start), at) + 1 or max(line_end, start)
+            nl = buf.find(b"\n", at)
+            line_end = len(buf) if nl == -1 else nl + 1
+            line_cost = 0
+        if (pid, s) not in seen:
+            seen.add((pid, s))
+            line_cost += PREFILTER_WEIGHT if pid >= len(SPECS) else 1
+    # the line where the budget ran out is dense whatever its own count: it is masked whole
+    return (line_start if first == -1 else first), line_end
+
+
+def _line_budget(size: int) -> int:
+    return 4 + size // BYTES_PER_HIT
 
 
 def marked_whole(body: bytes) -> bytes:
