@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from rootcause.catalogue import Entry
@@ -139,11 +140,18 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, s
         evidence=scan.evidence,
         ranks_seen=scan.ranks_seen,
         # several separate raises of the root cause on unranked lines are several processes
-        unranked_roots=0 if held.collateral(winner) else len(scan.unranked_raises.get(winner, ())),
+        unranked_roots=0 if held.collateral(winner) else _repeated_raises(scan, winner),
     )
     if not scan.ranks_seen and rank is None:
         reason = "single process"
     return rank, reason
+
+
+def _repeated_raises(scan: Scan, entry: int) -> int:
+    """How many times one error of the entry was raised on unranked lines (its most raised
+    signal): the same message raised several times is several processes."""
+    by_signal = Counter(pid for pid, _, _ in scan.unranked_raises.get(entry, ()))
+    return max(by_signal.values(), default=0)
 
 
 def _root_of_chain(held: Held, ranked: list[int]) -> list[int]:

@@ -117,7 +117,9 @@ class Scan:
     last_trouble: tuple[int, int] = (-1, -1)
     # entry -> positions of its error lines that are a raised exception on an unranked line (not
     # the later link of a chain): several of them are several processes
-    unranked_raises: dict[int, set[tuple[int, int]]] = field(default_factory=dict)
+    # (the same message raised again is another process; another message of the same entry,
+    # e.g. a destructor's error after the build error, may be the same process: kept by signal)
+    unranked_raises: dict[int, set[tuple[int, int, int]]] = field(default_factory=dict)
     # positions of trouble lines (traceback / exception) after which training went on for at
     # least RECOVERY_PROGRESS_LINES progress lines before the next trouble line
     resumed_after: list[tuple[int, int]] = field(default_factory=list)
@@ -239,7 +241,7 @@ class Scanner:
             if info.rank is None and _RAISED_RE.match(text):
                 raises = scan.unranked_raises.setdefault(sig.entry, set())
                 if len(raises) < MAX_UNRANKED_RAISES and ctx.chained_after(i) is None:
-                    raises.add(at)
+                    raises.add((pid, *at))
         if sig.within_lines is not None:
             if len(scan.pending) < MAX_PENDING:
                 if sig.kind == "error":

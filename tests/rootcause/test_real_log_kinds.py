@@ -283,3 +283,35 @@ def test_no_healthy_log_gets_a_diagnosis_from_the_fallback(path):
     result = diagnose_path(str(path), get_engine())
 
     assert result.outcome == "no_match", (result.failure, result.evidence)
+
+
+def test_a_destructor_error_after_the_build_error_is_the_same_process():
+    # deepspeedai/Megatron-DeepSpeed#333: the build error, then "Exception ignored in" the
+    # optimizer's __del__ in the same process, then the agent's line naming the worker
+    text = (
+        "RuntimeError: Error building extension 'cpu_adam'\n"
+        "Exception ignored in: <function DeepSpeedCPUAdam.__del__ at 0x7f2f4244a0e0>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/deepspeed/ops/adam/cpu_adam.py", line 102, in __del__\n'
+        "AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'\n"
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 11971 closing "
+        "signal SIGTERM\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+        "(pid: 11970) of binary: /usr/bin/python\n"
+    )
+    result = get_engine().diagnose([text])
+
+    assert slug(result) == "deepspeed-op-build"
+    assert result.initiating_rank == 0
+
+
+def test_the_same_error_raised_twice_without_ranks_names_no_rank():
+    line = "RuntimeError: Error building extension 'cpu_adam'\n"
+    launcher = (
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+        "(pid: 11970) of binary: /usr/bin/python\n"
+    )
+    result = get_engine().diagnose([line + line + launcher])
+
+    assert slug(result) == "deepspeed-op-build"
+    assert result.initiating_rank is None
