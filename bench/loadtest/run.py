@@ -366,6 +366,11 @@ def locust(
     if not results.exists():
         raise RuntimeError(f"locust wrote no results:\n{stack.tail(name)}")
     data: dict[str, Any] = json.loads(results.read_text())
+    # The window is the submissions' own, from the first request's start to the last answer:
+    # locust's start-up (generating its logs) and stop are not the server's time.
+    if data["accepted"]:
+        started = min(start for _, start, _ in data["accepted"])
+        ended = max(start + took for _, start, took in data["accepted"])
     data["started"], data["ended"] = started, ended
     return data
 
