@@ -67,8 +67,15 @@ _SOFT_RANK_RE = re.compile(
     # a process group's own messages: `[PG ID 0 PG GUID 0(default_pg) Rank 2]`, `[PG 0 Rank 2]`
     r"\[PG [^\]\n]{0,60}\bRank (?P<g>\d{1,5})\]|"
     # a framework reporting about one rank: `Unexpected result nan on rank 3 at iteration`
-    r"\bon rank (?P<h>\d{1,5}) at (?:iteration|step)\b"
+    r"\bon rank (?P<h>\d{1,5}) at (?:iteration|step)\b|"
+    # torch.multiprocessing.spawn's header of a process's traceback (the process index is the
+    # rank it was given); the unprefixed traceback below it inherits the rank
+    r"^-- Process (?P<i>\d{1,5}) terminated with the following error:"
 )
+# multiprocessing's own header before a child's traceback, `Process SpawnProcess-3:`: children
+# numbered from 1 in the order the launcher started them, which is rank order when it starts one
+# per rank in a loop (a weak, in-text rank)
+_MP_CHILD_RE = re.compile(r"^Process (?:Spawn|Fork|ForkServer)?Process-(\d{1,5}):\s*$")
 # The elastic agent's report of a worker's exit, older and newer wordings; the local rank can sit
 # past HEAD_CHARS behind a long binary path, so this one is searched on a longer head.
 LAUNCHER_FAILED_RE = re.compile(
@@ -186,6 +193,10 @@ def parse_line(raw: str) -> LineInfo:
             f = LAUNCHER_FAILED_RE.search(line[: 4 * HEAD_CHARS])
             if f:
                 rank = int(f.group("a") or f.group("b"))
+        elif line.startswith("Process "):
+            c = _MP_CHILD_RE.match(line)
+            if c and int(c.group(1)) > 0:
+                rank = int(c.group(1)) - 1
     ts = parse_timestamp(stamp.group(0) if stamp else head)
     if ts is None and syslog_time:
         ts = parse_timestamp(syslog_time)

@@ -315,3 +315,22 @@ def test_the_same_error_raised_twice_without_ranks_names_no_rank():
 
     assert slug(result) == "deepspeed-op-build"
     assert result.initiating_rank is None
+
+
+# --- ranks named by a launcher's own header (run-produced, bench/realruns corpus/dev) --------
+
+
+def test_mp_spawn_process_header_names_the_rank():
+    # "-- Process 0 terminated with the following error:" (torch.multiprocessing.spawn)
+    result = diagnose("dtype-mismatch/mp_spawn_process0_header_rank0.log")
+
+    assert slug(result) == "dtype-mismatch"
+    assert result.initiating_rank == 0
+
+
+def test_multiprocessing_child_header_names_the_rank():
+    # "Process SpawnProcess-3:" before rank 2's traceback, the others' gloo errors after it
+    result = diagnose("shape-mismatch/multiprocessing_spawnprocess3_header_rank2.log")
+
+    assert slug(result) == "shape-mismatch"
+    assert result.initiating_rank == 2
