@@ -83,6 +83,27 @@ Exit codes (with several files: 2 first, then 1, 4, 3; `--allow-outage` turns 3 
 {EXIT_CODES}"""
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"rootcause {version('rootcause')}")
+        except PackageNotFoundError:
+            typer.echo("rootcause (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """The options before the command."""
+
+
 @app.command(help=DIAGNOSE_HELP)
 def diagnose(
     files: Files,
