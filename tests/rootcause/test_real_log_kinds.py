@@ -31,6 +31,7 @@ from rootcause.result import DiagnosisResult
 
 LOGS = Path(__file__).resolve().parents[1] / "logs"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+REALRUNS_DEV = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus" / "dev"
 
 
 def diagnose(relative: str) -> DiagnosisResult:
@@ -264,6 +265,8 @@ def test_the_fallback_ignores_an_error_training_went_on_after():
 
 def _healthy_logs() -> list[Path]:
     logs = sorted((LOGS / "none").glob("*.log"))
+    # the run-produced corpus's development part, when it has been generated (never the sealed)
+    logs += sorted((REALRUNS_DEV).glob("run-none__*.log"))
     if SHARED.is_dir():
         import json
 
@@ -279,7 +282,8 @@ def _healthy_logs() -> list[Path]:
 
 @pytest.mark.parametrize("path", _healthy_logs(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_no_healthy_log_gets_a_diagnosis_from_the_fallback(path):
-    # tests/logs/none always; ../shared/corpus/{dev,dev2} healthy logs when the checkout has them
+    # tests/logs/none always; bench/realruns corpus/dev and ../shared/corpus/{dev,dev2} healthy
+    # logs when the checkout has them
     result = diagnose_path(str(path), get_engine())
 
     assert result.outcome == "no_match", (result.failure, result.evidence)
