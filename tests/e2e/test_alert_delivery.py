@@ -151,7 +151,7 @@ def _assert_exactly_once(receiver: Receiver, diagnosis_id: str, paths: tuple[str
 
 
 def test_a_worker_killed_with_a_delivery_in_flight_resends_it_with_the_same_id(
-    real_worker, catalogue, acme_scale, acme_api, receiver
+    real_worker, catalogue, acme_scale, acme_api, receiver, client
 ):
     _endpoints(acme_scale, receiver, "/hold", "/plain")
     response = acme_api.post("/api/v1/diagnoses", data=OOM_LOG, content_type="text/plain")
@@ -172,6 +172,21 @@ def test_a_worker_killed_with_a_delivery_in_flight_resends_it_with_the_same_id(
     assert [r["path"] for r in receiver.requests].count("/hold") == 2  # sent again after the kill
     held.refresh_from_db()
     assert held.attempts == 1  # the killed attempt left no record; the resend did
+
+    # The worker timed each stage it ran (before the delivery that was killed); this process,
+    # the web's, reports those figures.
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = client.get("/metrics").content.decode()
+    counts = {
+        sample.labels["stage"]: sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "rootcause_stage_seconds"
+        for sample in family.samples
+        if sample.name == "rootcause_stage_seconds_count"
+    }
+    assert counts, text
+    assert all(count >= 1 for count in counts.values()), counts
 
 
 def test_a_worker_killed_as_the_diagnosis_finishes_delivers_once(
