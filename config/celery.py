@@ -17,7 +17,7 @@ app.autodiscover_tasks(["workers", "diagnosis", "billing_tiers"])
 app.conf.beat_schedule = {
     "sweep-stuck-diagnoses": {
         "task": "workers.tasks.sweep_stuck_diagnoses",
-        "schedule": 60.0,
+        "schedule": float(settings.DIAGNOSIS_SWEEP_SECONDS),
     },
     # Alert deliveries whose message was lost (a worker killed between commit and publication).
     "sweep-pending-deliveries": {

@@ -458,20 +458,28 @@ class Busy:
 
 
 def claim_stage(
-    *, diagnosis_id: str, stage: str, token: uuid.UUID | str | None = None
+    *,
+    diagnosis_id: str,
+    stage: str,
+    token: uuid.UUID | str | None = None,
+    resume: bool = False,
 ) -> Claim | Busy | None:
     """Compare-and-set: take `stage` of the diagnosis if it is waiting for it or its lease expired.
 
-    `token` names the lease; a task passes its own id, which its retries keep, so that a claim
-    whose outcome it could not learn (the UPDATE committed, then the connection broke) is
-    recognised as its own on the retry instead of waiting for the lease to expire.
+    `token` names the lease; a task passes its own id, which its retries keep. With `resume` (a
+    retry after a connection error) a live lease under the same token is taken again: the claim
+    whose outcome the task could not learn (the UPDATE committed, then the connection broke) is
+    its own, and waiting for it to expire would stall the diagnosis for the whole lease. A first
+    delivery does not resume, so a duplicate of a message still running waits as before.
     None means there is nothing to do: the diagnosis is past this stage, finished or failed.
     """
     now = timezone.now()
     token = uuid.UUID(str(token)) if token else uuid.uuid4()
     waiting_for = Q(status__in=may_claim(stage_of(stage))) & (
         Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
-    ) | Q(status=stage, lease_token=token)
+    )
+    if resume:
+        waiting_for |= Q(status=stage, lease_token=token)
     # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
     max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)
     claimed = Diagnosis.objects.filter(

@@ -45,7 +45,10 @@ def _claim_from(task: Task, diagnosis_id: str, stage: Stage) -> services.Claim:
     for candidate in stages_from(stage.status):
         try:
             claim = services.claim_stage(
-                diagnosis_id=diagnosis_id, stage=candidate.status, token=_lease_token(task)
+                diagnosis_id=diagnosis_id,
+                stage=candidate.status,
+                token=_lease_token(task),
+                resume=task.request.retries > 0,
             )
         except outage_errors() as exc:
             raise _retry_later(task, diagnosis_id, candidate, exc) from None
