@@ -245,8 +245,7 @@
     return low;
   }
 
-  // Python's re syntax as the server sends it is already JavaScript's (see /extraction.json);
-  // one alternation per flag set tells cheaply which lines need each pattern tried.
+  // Python's re syntax as the server sends it is already JavaScript's (see /extraction.json).
   function compilePatterns(spec) {
     var all = [];
     spec.signals.forEach(function (s, index) {
@@ -255,7 +254,7 @@
     spec.internal.forEach(function (s) {
       all.push({source: s.source, flags: s.flags, internal: s.name});
     });
-    var compiled = [], groups = {};
+    var compiled = [];
     all.forEach(function (p, pid) {
       try {
         p.regex = new RegExp(p.source, p.flags + "g");
@@ -264,13 +263,11 @@
       }
       p.pid = pid;
       compiled.push(p);
-      (groups[p.flags] = groups[p.flags] || []).push(p);
     });
-    var filters = Object.keys(groups).map(function (flags) {
-      var plain = groups[flags].map(function (p) {
-        return "(?:" + p.source.replace(/\(\?<([A-Za-z_][A-Za-z0-9_]*)>/g, "(") + ")";
-      });
-      return {regex: new RegExp(plain.join("|"), flags), patterns: groups[flags]};
+    // One test per pattern: irregexp's quick checks of a pattern's literal parts make that far
+    // cheaper than one alternation of all of them.
+    var filters = compiled.map(function (p) {
+      return {regex: new RegExp(p.source, p.flags), patterns: [p]};
     });
     var byPid = [];
     compiled.forEach(function (p) { byPid[p.pid] = p; });
