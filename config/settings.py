@@ -270,6 +270,11 @@ AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "accounts.back
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("AXES_COOLOFF_SECONDS", 15 * 60, minimum=1))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# A successful sign-in clears the account's and the address's failures, and failures during a
+# lockout do not extend it (axes's default restarts the cool-off on each one, so whoever keeps
+# guessing at an account would keep its owner out for as long as they liked).
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.signin_locked"
 AXES_CLIENT_IP_CALLABLE = "accounts.lockout.axes_client_ip"
 AXES_VERBOSE = False

@@ -51,6 +51,38 @@ def test_a_lockout_ends_after_the_cool_off(alice: Any) -> None:
     assert _try(Client(), alice.email, _password(alice), "10.0.0.3").status_code == 302
 
 
+@override_settings(AXES_FAILURE_LIMIT=3, AXES_COOLOFF_TIME=timedelta(seconds=2))
+def test_guessing_on_during_a_lockout_does_not_extend_it(alice: Any) -> None:
+    attacker = Client()
+    for _ in range(3):
+        _try(attacker, alice.email, "wrong", "10.6.6.6")
+    locked_at = time.monotonic()
+    # The attacker keeps guessing through most of the cool-off, from address after address.
+    n = 0
+    while time.monotonic() - locked_at < 1.5:
+        n += 1
+        assert _try(attacker, alice.email, "wrong", f"10.6.7.{n}").status_code == 429
+        time.sleep(0.2)
+    time.sleep(max(0.0, 2.2 - (time.monotonic() - locked_at)))
+
+    # Two seconds after the lockout began, not after the last guess, alice is let in.
+    assert _try(Client(), alice.email, _password(alice), "10.0.0.9").status_code == 302
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_a_successful_sign_in_clears_the_failures_before_it(alice: Any) -> None:
+    client = Client()
+    for _ in range(2):
+        assert _try(client, alice.email, "wrong").status_code == 200
+    assert _try(client, alice.email, _password(alice)).status_code == 302
+    client.logout()
+    for _ in range(2):
+        assert _try(client, alice.email, "wrong").status_code == 200
+
+    # Four failures in all, but only two since the last sign-in: under the limit of three.
+    assert _try(client, alice.email, _password(alice)).status_code == 302
+
+
 def _password(user: Any) -> str:
     return f"pw-{user.username}-123"  # tests/conftest.py
 
