@@ -106,7 +106,9 @@ E = {
     "inplace-modification": r"modified by an inplace operation",
     "no-grad-fn": r"does not require grad",
     "state-dict-mismatch": r"Error\(s\) in loading state_dict",
-    "checkpoint-corrupt": r"PytorchStreamReader|EOFError|UnpicklingError|invalid load key",
+    # a truncated zip: PyTorchFileReader's "[Errno 22] Invalid argument" or miniz's central directory
+    "checkpoint-corrupt": r"PytorchStreamReader|EOFError|UnpicklingError|invalid load key"
+    r"|PyTorchFileReader|Errno 22",
     "disk-full": r"No space left on device|file write failed|unexpected pos|PytorchStreamWriter",
     "too-many-open-files": r"Too many open files|received 0 items of ancdata",
     "host-oom-killed": r"Killed|SIGKILL|exitcode *: -9|Unable to allocate",
@@ -115,16 +117,20 @@ E = {
     "dataloader-shm": r"shared memory|No space left on device|Bus error|SIGBUS",
     "collective-mismatch": r"[Mm]ismatch between collectives|Detected mismatch",
     "gloo-timeout": r"Timed out waiting \d+ ?ms",
-    "rendezvous-timeout": r"RendezvousTimeoutError|Timed out after \d+ seconds waiting for clients",
+    # torch 2.13's gloo init on a store that the missing rank never writes: "wait timeout after Nms"
+    "rendezvous-timeout": r"RendezvousTimeoutError|Timed out after \d+ seconds waiting for clients"
+    r"|DistStoreError: wait timeout",
     "address-in-use": r"EADDRINUSE|Address already in use",
     "ddp-unused-parameters": r"finished reduction in the prior iteration",
     "ddp-ready-twice": r"mark a variable ready only once",
     "elastic-child-failed": r"ChildFailedError|exited with exit code|terminated with",
-    "cuda-not-available": r"not compiled with CUDA|Torch not compiled|NCCL",
+    # torch.cuda.set_device on a CPU build: "module 'torch._C' has no attribute '_cuda_setDevice'"
+    "cuda-not-available": r"not compiled with CUDA|Torch not compiled|NCCL|_cuda_setDevice",
     "amp-fp16-params-unscale": r"Attempting to unscale FP16 gradients",
     "setup-oom": r"can't allocate memory",
     "loss-divergence": r"training finished",
     "dynamo-recompile-limit": r"recompile_limit|cache_size_limit",
+    "extension-abi-mismatch": r"undefined symbol",
     "none": r"training finished",
 }
 
@@ -602,6 +608,15 @@ def scenarios() -> list[Scenario]:
         "every rank builds a model whose embedding alone needs 100 GB; the CPU allocator refuses before the first step",
     )
     add(
+        "torchrun_w2_all_undefined_symbol",
+        "extension-abi-mismatch",
+        "torchrun",
+        a(fault="ext-import", fail_rank=-1),
+        2,
+        None,
+        "every rank imports a C++ extension built against another libtorch; the loader reports an undefined c10 symbol",
+    )
+    add(
         "torchrun_w2_lr_spike",
         "loss-divergence",
         "torchrun",
@@ -775,6 +790,12 @@ def scenarios() -> list[Scenario]:
             a(fault="cuda"),
             "torch.cuda.set_device on a CPU-only build",
         ),
+        (
+            "to_cuda",
+            "cuda-not-available",
+            a(fault="cuda", variant="to", log="logging"),
+            "a tensor moved to 'cuda' on a CPU-only build",
+        ),
         ("half", "amp-fp16-params-unscale", a(fault="amp-fp16"), "GradScaler over a model.half()"),
         (
             "embed100g",
@@ -793,6 +814,12 @@ def scenarios() -> list[Scenario]:
             "loss-divergence",
             a(fault="lr-spike", fail_step=5, steps=18, lr=0.03, log="metrics", seed=3),
             "the same with trainer-style metric dicts",
+        ),
+        (
+            "undefined_symbol",
+            "extension-abi-mismatch",
+            a(fault="ext-import", log="logging"),
+            "importing a C++ extension built against another libtorch",
         ),
         (
             "eager",

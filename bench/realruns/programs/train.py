@@ -205,6 +205,32 @@ def resume(args: argparse.Namespace, model: nn.Module, log: Logger, rank: int) -
         model.load_state_dict(state)
 
 
+EXTENSION_SOURCE = """
+/* a fused op compiled against another libtorch: it calls a c10 symbol this torch does not export */
+namespace c10 { struct TensorImpl { long size_v2(long d) const; }; }
+long fused_rows(const c10::TensorImpl* t) { return t->size_v2(0); }
+extern "C" void* PyInit_fused_ops(void) { return 0; }
+"""
+
+
+def import_extension(args: argparse.Namespace, log: Logger) -> None:
+    """Build a tiny C++ extension the way a wheel built for another torch arrives (undefined
+    symbols left for the loader), then import it: the dynamic loader refuses it."""
+    import importlib
+    import subprocess
+    import sysconfig
+
+    build = os.path.join(args.workdir, "build")
+    os.makedirs(build, exist_ok=True)
+    src = os.path.join(build, "fused_ops.cpp")
+    Path(src).write_text(EXTENSION_SOURCE)
+    so = os.path.join(build, "fused_ops" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run(["g++", "-shared", "-fPIC", "-o", so, src], check=True)
+    sys.path.insert(0, build)
+    log.info("loading the fused_ops extension")
+    importlib.import_module("fused_ops")
+
+
 def build_model(args: argparse.Namespace, rank: int, log: Logger) -> nn.Module:
     if args.fault == "setup-oom" and failing(args, rank):
         log.info(f"building model with hidden size {args.hidden * 4096}")
@@ -220,6 +246,8 @@ def run(args: argparse.Namespace, rank: int, world: int) -> None:
     if args.fault == "cuda" and failing(args, rank):
         if args.variant == "nccl":
             dist.init_process_group("nccl", rank=rank, world_size=world)
+        elif args.variant == "to":
+            torch.zeros(1).to("cuda")
         else:
             torch.cuda.set_device(rank)
     if args.stack == "accelerate":
@@ -239,6 +267,8 @@ def run(args: argparse.Namespace, rank: int, world: int) -> None:
         )
     log.info(f"started rank {rank} of {world} (pid {os.getpid()}, torch {torch.__version__})")
 
+    if args.fault == "ext-import" and failing(args, rank):
+        import_extension(args, log)
     model = build_model(args, rank, log)
     if args.fault == "state-dict" and failing(args, rank):
         os.makedirs(args.workdir, exist_ok=True)

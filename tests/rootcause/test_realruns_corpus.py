@@ -1,0 +1,109 @@
+"""The run-produced corpus (bench/realruns, `make realruns`): every label is well formed and the
+corpus holds what the issue asked for. Needs no torch; the only thing read from the logs is
+whether they name their own scenario."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rootcause.catalogue import CATALOGUE_DIR
+
+CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
+PARTS = ("dev", "sealed")
+LAUNCHERS = {
+    "single",
+    "torchrun",
+    "torchrun-tee",
+    "torchrun-role",
+    "torchrun-logdir",
+    "torchrun-logdir-cat",
+    "torchrun-c10d",
+    "spawn",
+    "mp",
+    "accelerate",
+    "lightning",
+}
+FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
+
+
+def catalogue_slugs() -> set[str]:
+    return {
+        yaml.safe_load(path.read_text(encoding="utf-8"))["slug"]
+        for path in CATALOGUE_DIR.glob("*.yaml")
+    }
+
+
+def labels(part: str) -> list[dict]:
+    text = (CORPUS / part / "labels.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def all_labels() -> list[tuple[str, dict]]:
+    return [(part, label) for part in PARTS for label in labels(part)]
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_every_label_is_well_formed(part: str) -> None:
+    known = catalogue_slugs() | {"none"}
+    rows = labels(part)
+    assert rows, f"{part} is empty"
+    files = [row["file"] for row in rows]
+    assert len(files) == len(set(files))
+    for row in rows:
+        where = f"{part}/{row.get('file')}"
+        assert set(row) >= FIELDS, where
+        assert (CORPUS / part / row["file"]).is_file(), where
+        assert (CORPUS / part / row["file"]).stat().st_size > 0, where
+        assert row["slug"] in known, f"{where}: {row['slug']} is not a catalogue slug"
+        assert row["launcher"] in LAUNCHERS, where
+        assert isinstance(row["multi_rank"], bool), where
+        rank = row["initiating_rank"]
+        assert rank is None or (isinstance(rank, int) and not isinstance(rank, bool)), where
+        if rank is not None:
+            # a named rank needs a multi-rank log and must be one of its ranks
+            assert row["multi_rank"], where
+            assert 0 <= rank < row["nprocs"], where
+        assert row["multi_rank"] == (row["nprocs"] > 1), where
+        if row["slug"] == "none":
+            assert rank is None, where
+        assert row["torch"].startswith("2."), where
+        assert row["source"].startswith("bench/realruns/programs/"), where
+
+
+def test_every_log_has_a_label() -> None:
+    for part in PARTS:
+        labelled = {row["file"] for row in labels(part)}
+        assert {path.name for path in (CORPUS / part).glob("*.log")} == labelled
+
+
+def test_counts_the_issue_asks_for() -> None:
+    rows = [label for _, label in all_labels()]
+    assert sum(row["multi_rank"] for row in rows) >= 60
+    assert sum(row["slug"] == "none" for row in rows) >= 40
+    # one rank failing first with the others collateral, under several launchers
+    named = [row for row in rows if row["initiating_rank"] is not None]
+    assert len(named) >= 40
+    assert len({row["launcher"] for row in named}) >= 7
+    assert {row["initiating_rank"] for row in named} >= {0, 1, 2, 3}
+    # every launcher prefix form, failing and healthy
+    assert {row["launcher"] for row in rows} == LAUNCHERS
+    assert len({row["slug"] for row in rows}) >= 30
+
+
+def test_sealed_part_is_about_a_third_and_disjoint() -> None:
+    dev = {row["file"] for row in labels("dev")}
+    sealed = {row["file"] for row in labels("sealed")}
+    assert not dev & sealed
+    assert 0.2 <= len(sealed) / (len(dev) + len(sealed)) <= 0.45
+
+
+def test_logs_do_not_name_their_scenario() -> None:
+    """The programs take their options from the environment, so no launcher's echo of a command
+    line hands the engine the fault's name."""
+    for part in PARTS:
+        for path in (CORPUS / part).glob("*.log"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert "--fault" not in text, path.name
+            assert "REALRUNS_ARGS" not in text, path.name
