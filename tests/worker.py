@@ -93,10 +93,22 @@ class WorkerProcess:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
 
+    def wait_idle(self, timeout: float = 60) -> None:
+        """Until the worker runs no task (one left by an earlier test, say)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            active = celery_app.control.inspect([self.name], timeout=1).active() or {}
+            if not active.get(self.name):
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"worker still busy after {timeout} s:\n{self.output()[-2000:]}")
+
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
-        """The whole worker stopped (SIGSTOP) inside the block: tasks wait in Redis meanwhile."""
+        """The whole worker stopped (SIGSTOP) inside the block: tasks wait in Redis meanwhile.
+        It is stopped between tasks, never in the middle of one (holding a lock, say)."""
         assert self.process is not None
+        self.wait_idle()
         os.killpg(self.process.pid, signal.SIGSTOP)
         try:
             yield
