@@ -123,3 +123,20 @@ def test_js_regex_turns_the_python_only_syntax_into_javascript() -> None:
         "flags": "i",
     }
     assert js_regex("plain") == {"source": "plain", "flags": ""}
+
+
+def test_the_page_gets_the_current_catalogues_patterns(client: Any, catalogue: Any) -> None:
+    from encyclopedia.selectors import current_engine
+
+    response = client.get("/extraction.json")
+    assert response.status_code == 200
+    assert "max-age=300" in response["Cache-Control"]
+    body = response.json()
+    engine = current_engine()
+    assert body["version"] == engine.version
+    assert len(body["signals"]) == len(engine.signals)
+    assert [p["name"] for p in body["internal"]][:2] == ["traceback", "exception"]
+    # The home page loads the script that uses them, and says where they are.
+    html = client.get("/").content.decode()
+    assert 'data-patterns="/extraction.json"' in html
+    assert "diagnosis/extract" in html
