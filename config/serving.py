@@ -1,0 +1,112 @@
+"""gunicorn's threaded worker with a deadline on request headers (gunicorn.conf.py uses it).
+
+gthread keeps idle connections in its poller, but once a request's first bytes arrive a thread
+reads its request line and headers to the end, however slowly they come: a client sending one byte
+a second held a thread for as long as it liked. Here the headers of each request must be complete
+within GUNICORN_HEADER_TIMEOUT seconds of the request's first byte (a timeout on each read, set to
+what is left); past it the client gets a 408 problem+json and the connection is closed. The body
+has its own deadline, set by config/wsgi.py once the application reads it.
+
+This reaches into gunicorn's gthread worker (`handle`, `handle_request`, the parser's socket
+reader), whose version requirements.lock pins; tests/e2e/test_serving.py runs it for real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from typing import Any
+
+from gunicorn.workers.gthread import ThreadWorker  # type: ignore[import-untyped]  # no types
+
+PROBLEM = "https://rootcause.dev/problems/request-timed-out"
+
+
+def header_timeout() -> float:
+    value = os.environ.get("GUNICORN_HEADER_TIMEOUT", "") or "10"
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"GUNICORN_HEADER_TIMEOUT={value!r} must be a number of seconds") from None
+    if seconds <= 0:
+        raise ValueError(f"GUNICORN_HEADER_TIMEOUT={value!r} must be positive")
+    return seconds
+
+
+class HeaderTimeout(Exception):
+    """The request line and headers did not arrive in time."""
+
+
+def _bounded(conn: Any) -> None:
+    """Make the parser's socket reads of `conn` respect conn.header_deadline while it is set."""
+    unreader = getattr(getattr(conn, "parser", None), "unreader", None)
+    if unreader is None or getattr(unreader, "_rootcause_bounded", False):
+        return
+    read = unreader.chunk
+
+    def chunk(size_hint: int | None = None) -> bytes:
+        deadline = getattr(conn, "header_deadline", None)
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise HeaderTimeout()
+            conn.sock.settimeout(remaining)
+            try:
+                data: bytes = read(size_hint)
+            except TimeoutError:
+                raise HeaderTimeout() from None
+            return data
+        data = read(size_hint)
+        return data
+
+    unreader.chunk = chunk
+    unreader._rootcause_bounded = True
+
+
+class DeadlineThreadWorker(ThreadWorker):
+    header_seconds = header_timeout()
+
+    def handle(self, conn: Any) -> Any:
+        # The clock starts when this request's first bytes are read, not while the connection
+        # sat idle in the poller (that is the keepalive timeout's business).
+        conn.header_deadline = time.monotonic() + self.header_seconds
+        original_init = conn.init
+
+        def init() -> None:
+            original_init()
+            _bounded(conn)
+
+        conn.init = init
+        _bounded(conn)  # a kept-alive connection already has its parser
+        return super().handle(conn)
+
+    def handle_request(self, req: Any, conn: Any) -> Any:
+        # The headers are in: from here on the body's own deadline applies (config/wsgi.py).
+        conn.header_deadline = None
+        conn.sock.settimeout(None)
+        return super().handle_request(req, conn)
+
+    def handle_error(self, req: Any, client: socket.socket, addr: Any, exc: BaseException) -> None:
+        if not isinstance(exc, HeaderTimeout):
+            super().handle_error(req, client, addr, exc)
+            return
+        body = json.dumps(
+            {
+                "type": PROBLEM,
+                "title": "Request timed out",
+                "status": 408,
+                "detail": f"The request's headers did not arrive within {self.header_seconds:g} s.",
+            }
+        ).encode()
+        head = (
+            "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/problem+json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        try:
+            client.settimeout(2)
+            client.sendall(head + body)
+        except OSError:
+            pass
+        self.log.info("request headers timed out from %s", addr)
