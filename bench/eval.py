@@ -194,7 +194,12 @@ def current_commit() -> str:
         )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return out.stdout.strip()
+    # the figures come from the working tree: say so when the engine differs from the commit
+    dirty = subprocess.run(
+        ["git", "diff", "--quiet", "HEAD", "--", "rootcause"], cwd=ROOT, check=False
+    ).returncode
+    commit = f"`{out.stdout.strip()}`"
+    return commit + (" with uncommitted changes under rootcause/" if dirty else "")
 
 
 def accuracy_markdown(
@@ -204,8 +209,10 @@ def accuracy_markdown(
     lines = [
         "# Diagnosis accuracy",
         "",
-        f"Written by `make eval` on {today} at commit `{current_commit()}`: the offline",
-        "diagnosis (`rootcause diagnose --offline`'s path) over every labelled corpus found.",
+        f"Written by `make eval` on {today} at commit {current_commit()}.",
+        "",
+        "The offline diagnosis (`rootcause diagnose --offline`'s path) over every labelled",
+        "corpus found.",
         "`shared/*` are logs posted in public issue threads (and some run on CPU) from",
         "`../shared/corpus/`, used while developing; `realruns/*` were produced by running the",
         "programs of `bench/realruns/` (`make realruns`). Nobody tuning the engine reads",

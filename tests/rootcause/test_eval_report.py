@@ -1,0 +1,72 @@
+"""bench.eval's accounting: figures, the per-class table, the sealed corpus kept blind, and the
+corpora found with and without ../shared. The engine's answers are given, so the figures are
+known in advance."""
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from bench import eval as bench_eval
+
+ANSWERS = {
+    "a.log": ("shape-mismatch", 1),  # right class, right rank
+    "b.log": ("shape-mismatch", 0),  # right class, wrong rank
+    "c.log": ("nan-loss", None),  # a healthy run flagged
+    "d.log": (None, None),  # healthy, right
+    "e.log": ("gloo-timeout", 2),  # wrong class (label: dtype-mismatch), rank named where null
+}
+LABELS = [
+    {"file": "a.log", "slug": "shape-mismatch", "multi_rank": True, "initiating_rank": 1},
+    {"file": "b.log", "slug": "shape-mismatch", "multi_rank": True, "initiating_rank": 2},
+    {"file": "c.log", "slug": "none", "multi_rank": False, "initiating_rank": None},
+    {"file": "d.log", "slug": "none", "multi_rank": True, "initiating_rank": None},
+    {"file": "e.log", "slug": "dtype-mismatch", "multi_rank": True, "initiating_rank": None},
+]
+
+
+def fake_diagnose(path: str, engine: object) -> SimpleNamespace:
+    slug, rank = ANSWERS[Path(path).name]
+    failure = SimpleNamespace(slug=slug) if slug else None
+    return SimpleNamespace(failure=failure, initiating_rank=rank)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(bench_eval, "diagnose_path", fake_diagnose)
+    for label in LABELS:
+        (tmp_path / str(label["file"])).write_text("log\n")
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in LABELS))
+    return tmp_path
+
+
+def test_figures_and_class_table(corpus: Path) -> None:
+    report = bench_eval.evaluate(corpus, engine=None)  # type: ignore[arg-type]
+    assert report["top1_count"] == 3  # a, b, d
+    assert (report["rank_ok"], report["rank_files"]) == (1, 2)
+    assert (report["multi_rank_ok"], report["multi_rank_files"]) == (2, 4)  # a and d
+    assert (report["healthy_misdiagnosed"], report["healthy_files"]) == (1, 2)
+    rows = {row["slug"]: row for row in report["classes"]}
+    assert rows["shape-mismatch"]["correct"] == 2
+    assert rows["none"]["confused_with"] == {"nan-loss": 1}
+    assert rows["dtype-mismatch"]["recall"] == 0
+    assert rows["dtype-mismatch"]["confused_with"] == {"gloo-timeout": 1}
+
+
+def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
+    report = bench_eval.evaluate(corpus, engine=None)  # type: ignore[arg-type]
+    text = bench_eval.accuracy_markdown([("realruns/sealed", report)], None)
+    assert "gloo-timeout" not in text
+    assert "(sealed)" in text
+    assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("shared/dev", report)], None)
+
+
+def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
+    names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
+    assert names == ["realruns/dev", "realruns/sealed"]
+    (tmp_path / "corpus" / "dev9").mkdir(parents=True)
+    (tmp_path / "corpus" / "dev9" / "labels.jsonl").write_text("")
+    (tmp_path / "corpus" / "notes").mkdir()
+    names = [name for name, _ in bench_eval.default_corpora(tmp_path)]
+    assert names == ["shared/dev9", "realruns/dev", "realruns/sealed"]
