@@ -886,6 +886,10 @@ def scenarios() -> list[Scenario]:
         ),
         ("spawn_w2_port_fallback", "spawn", 2, a(seed=16, steps=5)),
         ("torchrun-tee_w2_workers_warning", "torchrun-tee", 2, a(seed=17, steps=4, workers=3)),
+        ("torchrun-logdir-cat_w2", "torchrun-logdir-cat", 2, a(seed=18, steps=6, log="logging")),
+        ("torchrun-role_w2_logging", "torchrun-role", 2, a(seed=19, steps=5, log="logging")),
+        ("spawn_w3_metrics", "spawn", 3, a(seed=20, steps=5, log="metrics")),
+        ("torchrun_w4", "torchrun", 4, a(seed=21, steps=4)),
     ]
     for name, launcher, w, args in healthy_multi:
         how = "finishes normally"
@@ -927,6 +931,8 @@ def scenarios() -> list[Scenario]:
         ("seed40_short", a(seed=40, steps=3)),
         ("accelerate_single", a(seed=41, steps=5)),
         ("mp_single", a(seed=42, steps=5)),
+        ("skip_nonfinite_metrics", a(fault="skip-nonfinite", fail_step=2, seed=43, log="metrics")),
+        ("ckpt_retry_metrics", a(fault="ckpt-retry", seed=44, log="metrics")),
     ]
     for name, args in healthy_single:
         launcher = "lightning" if name.startswith("lightning") else "single"
