@@ -50,6 +50,12 @@ def budget(size: int) -> int:
     return BASE_HITS + size // BYTES_PER_HIT
 
 
+def chunk_budget(size: int) -> int:
+    """The first check, on a whole chunk: half a segment's rate. A chunk over it is only read
+    segment by segment (which decides); a hostile one is found after half the callbacks."""
+    return BASE_HITS + size // (2 * BYTES_PER_HIT)
+
+
 @lru_cache(maxsize=1)
 def guard_database() -> Database:
     """Every masking pattern (ids as in SPECS) and every Presidio prefilter after them."""
@@ -62,7 +68,11 @@ def bounded_hits(buf: bytes, limit: int) -> tuple[Hits, bool]:
     """The guard database's hits in ``buf`` and True, or the first of them and False as soon
     as they cost more than ``limit`` (the scan stops there: a bounded number of callbacks
     whatever the input)."""
-    specs = len(SPECS)
+    return bounded_scan(guard_database(), buf, limit, len(SPECS))
+
+
+def bounded_scan(db: Database, buf: bytes, limit: int, specs: int) -> tuple[Hits, bool]:
+    """``bounded_hits`` with another database: ids from ``specs`` on are prefilters."""
     hits: Hits = []
     seen: set[tuple[int, int]] = set()
     cost = 0
@@ -76,13 +86,13 @@ def bounded_hits(buf: bytes, limit: int) -> tuple[Hits, bool]:
         # many ends of one candidate cost callbacks too: twice the budget of them at most
         return cost > limit or len(hits) > 2 * limit
 
-    return hits, guard_database().scan_until(buf, on_match)
+    return hits, db.scan_until(buf, on_match)
 
 
 def dense_regions(buf: bytes) -> tuple[list[tuple[int, int]], Hits | None]:
     """Byte spans of ``buf`` to mask whole (line-aligned, in order; none for ordinary text),
     and when there are none, the guard's hits (the masking patterns' are those of SPECS)."""
-    hits, complete = bounded_hits(buf, budget(len(buf)))
+    hits, complete = bounded_hits(buf, chunk_budget(len(buf)))
     if complete:
         return [], hits
     regions: list[tuple[int, int]] = []
@@ -95,7 +105,8 @@ def dense_regions(buf: bytes) -> tuple[list[tuple[int, int]], Hits | None]:
         nl = buf.find(b"\n", min(start + SEGMENT, len(buf)) - 1)
         end = len(buf) if nl == -1 else nl + 1
         if start == 0 and end == len(buf):
-            found, complete = hits, False  # one segment, the chunk: its scan is the one above
+            # one segment, the whole chunk (one long line): judged by the scan above
+            found, complete = hits, False
         else:
             # Inside a run (the previous segment ran over): a small budget tells whether this
             # one is dense from its start, after a few callbacks rather than a segment's worth.

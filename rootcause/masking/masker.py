@@ -30,13 +30,20 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from rootcause.masking.chunks import iter_line_chunks
-from rootcause.masking.density import DENSE_ENTITY, dense_regions, lines_in, marked_whole
+from rootcause.masking.density import (
+    DENSE_ENTITY,
+    Hits,
+    bounded_scan,
+    chunk_budget,
+    dense_regions,
+    lines_in,
+    marked_whole,
+)
 from rootcause.masking.offsets import byte_offsets
-from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX
+from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX, SPECS
 from rootcause.masking.prefilters import all_windows
 from rootcause.masking.rules import Rule, RuleSet, as_rule_set
 from rootcause.masking.scanner import (
-    LEARNING_IDS,
     LEARNING_SPECS,
     Candidate,
     Database,
@@ -44,6 +51,8 @@ from rootcause.masking.scanner import (
     find_learned,
     find_private_keys,
     learned_database,
+    learning_database,
+    main_database,
     resolve,
 )
 
@@ -60,8 +69,8 @@ _GENERIC_USERS = frozenset(
 
 # Replacements remembered per value (a cache: numbering lives in _numbers).
 _MAX_TOKENS = 1 << 16
-# Guard verdicts kept from the learning pass for the masking pass (one per chunk).
-_MAX_GUARDED = 1 << 16
+# Dense regions the learning pass found, kept for the masking pass (dense chunks only).
+_MAX_DENSE = 1 << 12
 
 # The setting the service reads too (config/settings.py): a YAML file of Presidio recognizers.
 RECOGNIZERS_FILE_ENV = "MASKING_RECOGNIZERS_FILE"
@@ -157,8 +166,10 @@ class Masker:
             self._ad_hoc = [RuleSetRecognizer(self._rules)]
         self._numbers: dict[str, dict[bytes, int]] = {}
         self._tokens: dict[tuple[str, bytes], str] = {}
-        # (hash, length) of a chunk the learning pass saw -> its dense regions (density.py)
-        self._guarded: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        # the main database's hits in the chunk being masked, when its guard scan had them
+        self._hits: list[tuple[int, int, int]] | None = None
+        # (hash, length) of a dense chunk the learning pass saw -> its dense regions
+        self._dense: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._counts: Counter[str] = Counter()
         self._in_private_key = 0  # bytes an open key block may still run for
         self._learned: dict[bytes, str] = {}
@@ -196,18 +207,17 @@ class Masker:
         """The learning pass: remember the user and host names in ``chunk``, replace nothing."""
         if chunk:
             buf = chunk.encode("utf-8", "surrogatepass")
-            regions, hits = dense_regions(buf)
-            if len(self._guarded) < _MAX_GUARDED:
-                # the masking pass gets the same chunk: the guard's verdict is not computed twice
-                self._guarded[(hash(chunk), len(chunk))] = regions
-            if hits is None:
+            # The learning scan counts against the guard's budget (density.py): an ordinary
+            # chunk costs no scan more; a dense one is first thinned as the masking pass will.
+            hits: Hits | None
+            hits, complete = bounded_scan(learning_database(), buf, chunk_budget(len(buf)), 1 << 30)
+            if not complete:
+                regions, _ = dense_regions(buf)
+                if len(self._dense) < _MAX_DENSE:  # for the masking pass of the same chunk
+                    self._dense[(hash(chunk), len(chunk))] = regions
                 _, buf, _ = _thinned(chunk, buf, regions)
-                self._learn(buf, find_candidates(buf, LEARNING_SPECS))
-            else:
-                # the guard's scan had every pattern: the learning ones need no scan of their own
-                ids = LEARNING_IDS
-                mine = [(ids[pid], s, e) for pid, s, e in hits if pid in ids]
-                self._learn(buf, find_candidates(buf, LEARNING_SPECS, mine))
+                hits = None  # scanned again, thinned, with the learning patterns' ids
+            self._learn(buf, find_candidates(buf, LEARNING_SPECS, hits))
 
     def mask(self, chunk: str) -> str:
         """Mask one line-aligned chunk (a token split across two calls cannot be recognised)."""
@@ -215,12 +225,21 @@ class Masker:
             return chunk
         # surrogatepass: a str built from arbitrary input must round-trip, not raise.
         buf = chunk.encode("utf-8", "surrogatepass")
-        regions = self._guarded.pop((hash(chunk), len(chunk)), None)
-        if regions is None:
-            regions, _ = dense_regions(buf)
-        chunk, buf, dense = _thinned(chunk, buf, regions)
-        if dense:
-            self._counts[DENSE_ENTITY] += dense
+        # The guard (density.py): the patterns' own scan, stopped at the budget; only a chunk
+        # over it gets the guard's scan, and its dense lines masked whole.
+        hits: Hits | None
+        hits, complete = bounded_scan(main_database(), buf, chunk_budget(len(buf)), 1 << 30)
+        if not complete:
+            regions = self._dense.pop((hash(chunk), len(chunk)), None)
+            if regions is None:
+                regions, hits = dense_regions(buf)
+            else:
+                hits = None
+            if regions:
+                chunk, buf, dense = _thinned(chunk, buf, regions)
+                self._counts[DENSE_ENTITY] += dense
+            hits = None if hits is None else [h for h in hits if h[0] < len(SPECS)]
+        self._hits = hits
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
         spans = self._spans(chunk, buf, keys)
@@ -235,6 +254,7 @@ class Masker:
         """What is replaced in a chunk: every recognizer's and the learned names' findings,
         resolved."""
         candidates = self._find(chunk, buf)
+        self._hits = None  # used once: after a fallback to Presidio, its analyzer reads the chunk
         self._learn(buf, candidates)
         if self._learned_dirty:
             # Compiled when a chunk is masked, not whenever the learning pass finds a name.
@@ -250,11 +270,11 @@ class Masker:
             # What the analyzer returns when only HyperscanRecognizer finds anything
             # (recognizer.py): its resolved candidates and the private-key bodies.
             keys, _ = find_private_keys(buf, 0)
-            found = resolve(find_candidates(buf), keys)
+            found = resolve(find_candidates(buf, hits=self._hits), keys)
             found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
             return found
         if self._analyzer is None:
-            found = find_candidates(buf)
+            found = find_candidates(buf, hits=self._hits)
             if self._rules is not None:
                 found.extend(self._rules.find(buf))
             return found
