@@ -18,6 +18,7 @@ shared machine the CPU time is the steadier figure.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import resource
@@ -198,7 +199,7 @@ def hostile(size: int = 2 * MB) -> None:
             masker = make()
             list(mask_log(lambda: [b"warm up\n"], make()))
             start = time.process_time()
-            engine.diagnose(mask_log(lambda data=data: [data], masker))
+            engine.diagnose(mask_log(functools.partial(list, [data]), masker))
             per_mb = (time.process_time() - start) / (len(data) / MB)
             base.setdefault(name, per_mb)
             row += f"{per_mb:>20.3f} ({per_mb / base[name]:>4.1f}x)"

@@ -1,10 +1,11 @@
-"""`make bench`: masking, matching and end-to-end figures, each beside its baseline, in one run."""
+"""`make bench`: masking, matching, end-to-end and whole-process offline figures, each beside its
+baseline, in one run."""
 
 from __future__ import annotations
 
 import sys
 
-from bench import e2e, masking, matching
+from bench import e2e, masking, matching, offline
 
 
 def main() -> int:
@@ -14,6 +15,8 @@ def main() -> int:
     matching.main()
     print("\n== End to end ==", flush=True)
     print(e2e.report(e2e.run()), flush=True)
+    print("\n== Offline diagnosis, whole process; start-up; hostile input ==", flush=True)
+    offline.main([])
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -246,7 +246,7 @@ def test_presidio_when_needed_masks_as_presidio_on_every_chunk() -> None:
     for text in _records():
         assert Masker(b"k", analyzer=WHEN_NEEDED).mask(text) == Masker(b"k").mask(text), text
     for path in sorted(LOGS.rglob("*.log")):
-        read = functools.partial(list, [path.read_bytes()])
+        read: Callable[[], list[bytes]] = functools.partial(list, [path.read_bytes()])
         lazy, eager = Masker(b"k", analyzer=WHEN_NEEDED), Masker(b"k")
         assert list(mask_log(read, lazy)) == list(mask_log(read, eager))
         assert lazy.counts == eager.counts, path
