@@ -52,15 +52,16 @@
     var lines = picked.lines, n = lines.length;
     var out = new Array(n).fill(""), keptBytes = 0;
     picked.kept.forEach(function (i) { out[i] = lines[i]; keptBytes += lines[i].length + 1; });
-    // A private key cut by the selection goes as the service's masker leaves a key: no part of
-    // it leaves the page without its BEGIN line.
-    var inKey = false;
+    // A private key block (BEGIN to END) goes as the service's masker leaves a key: its kept
+    // BEGIN line as <PRIVATE_KEY>, the rest empty. No part of a key leaves the page.
     for (var i = 0; i < n; i++) {
-      if (!inKey && KEY_BEGIN.test(lines[i])) { inKey = true; out[i] = out[i] && "<PRIVATE_KEY>"; }
-      else if (inKey) {
-        out[i] = "";
-        if (KEY_END.test(lines[i])) inKey = false;
-      }
+      if (!KEY_BEGIN.test(lines[i])) continue;
+      var end = i + 1;
+      while (end < Math.min(n, i + 200) && !KEY_END.test(lines[end])) end++;
+      if (end >= Math.min(n, i + 200)) continue;  // no END line: not a key block
+      out[i] = out[i] && "<PRIVATE_KEY>";
+      for (var j = i + 1; j <= end; j++) out[j] = "";
+      i = end;
     }
     return {text: out.join("\n") + "\n", lines: n, kept: picked.kept.length, keptBytes: keptBytes};
   }
