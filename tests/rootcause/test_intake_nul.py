@@ -8,6 +8,7 @@ beginning"); binary is judged by the share of places that hold them, not by one 
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import rootcause.cli
@@ -69,3 +70,22 @@ def test_the_engine_shows_evidence_without_nul_bytes():
     assert any("out of memory" in e.text for e in result.evidence)
     assert all("\x00" not in e.text for e in result.evidence)
     assert "\x00" not in (result.root_cause or "")
+
+
+REALRUN = (
+    Path(__file__).resolve().parents[2]
+    / "bench/realruns/corpus/dev/run-dataloader-worker-died__torchrun-tee_w3_rank2_sig11.log"
+)
+
+
+@pytest.mark.skipif(not REALRUN.is_file(), reason="bench/realruns corpus not generated")
+def test_a_run_whose_crashing_worker_wrote_a_nul_is_diagnosed():
+    # run-produced (make realruns): rank 2's DataLoader worker killed by SIGSEGV left one NUL in
+    # the captured output; it was refused as binary before
+    assert b"\x00" in REALRUN.read_bytes()
+
+    result = diagnose_path(str(REALRUN), get_engine())
+
+    assert result.failure is not None
+    assert result.failure.slug == "dataloader-worker-died"
+    assert result.initiating_rank == 2
