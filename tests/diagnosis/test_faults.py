@@ -216,3 +216,47 @@ def test_an_upload_trickling_past_its_deadline_fails_with_upload_timeout() -> No
         sender.join()
         server.close()
         client.close()
+
+
+def test_beat_is_healthy_only_while_the_staging_sweep_keeps_running() -> None:
+    from django.core.cache import cache
+    from django.core.management import CommandError, call_command
+
+    from workers.tasks import sweep_staging
+
+    cache.delete(services.SWEEP_HEARTBEAT)
+    with pytest.raises(CommandError, match="never"):
+        call_command("check_beat")
+
+    sweep_staging.delay()  # eager here; beat sends it to a worker in real mode
+    call_command("check_beat")
+
+    cache.set(services.SWEEP_HEARTBEAT, time.time() - 3600)
+    with pytest.raises(CommandError, match="3600 s ago"):
+        call_command("check_beat")
+
+
+def test_an_outage_outside_a_view_is_a_503_too(rf) -> None:
+    from django.db import OperationalError
+
+    from config.problems import OutageMiddleware, server_error
+
+    for path, content_type in (("/api/v1/me", "application/problem+json"), ("/", "text/html")):
+        request = rf.get(path)
+        try:
+            raise OperationalError("connection refused")
+        except OperationalError:
+            response = server_error(request)  # handler500, inside Django's except block
+        assert response.status_code == 503, path
+        assert response["Content-Type"].startswith(content_type), path
+        assert int(response["Retry-After"]) > 0
+
+    page = OutageMiddleware(lambda request: None).process_exception(
+        rf.get("/diagnoses/"), redis.ConnectionError("gone")
+    )
+    assert page is not None
+    assert page.status_code == 503
+    assert (
+        OutageMiddleware(lambda request: None).process_exception(rf.get("/"), ValueError("a bug"))
+        is None
+    )  # a bug of ours stays a 500
