@@ -49,13 +49,16 @@ BIN = Path(PYTHON).parent
 
 RATE = float(os.environ.get("LOADTEST_RATE", "60"))
 SECONDS = int(os.environ.get("LOADTEST_SECONDS", "30"))
-# Submissions wait while more messages than this wait for a worker (bench/loadtest/locustfile.py).
-BACKLOG = int(os.environ.get("LOADTEST_BACKLOG", "30"))
+
 DRAIN_SECONDS = int(os.environ.get("LOADTEST_DRAIN_SECONDS", "40"))
 INTAKE_SECONDS = int(os.environ.get("LOADTEST_INTAKE_SECONDS", "15"))
 INTAKE_USERS = int(os.environ.get("LOADTEST_INTAKE_USERS", "24"))
 ORGS = int(os.environ.get("LOADTEST_ORGS", "40"))
 WORKER_CONCURRENCY = int(os.environ.get("LOADTEST_WORKER_CONCURRENCY", "4"))
+# Submissions wait while more messages than this wait for a worker (bench/loadtest/locustfile.py):
+# by default two per worker process, enough that none idles, so that submit->done measures the
+# stack rather than the depth of a queue the load generator chose to build.
+BACKLOG = int(os.environ.get("LOADTEST_BACKLOG", str(2 * WORKER_CONCURRENCY)))
 LOG_BYTES = int(os.environ.get("LOADTEST_LOG_BYTES", str(50 * 1024)))
 POSTGRES = os.environ.get("LOADTEST_POSTGRES", "postgres://postgres@127.0.0.1:5432")
 # gunicorn's flags when the checkout has no gunicorn.conf.py: threads, so that a slow client
