@@ -342,6 +342,8 @@ def test_postgresql_away_for_seconds_is_503_and_nothing_stays_in_a_stage(
                 "a diagnosis stayed in a stage",
             )
         assert set(_statuses(database_url, accepted).values()) == {"done"}
+        # The outage did hit the stage, which retried rather than failed.
+        assert "OperationalError, retrying" in worker.output()
     finally:
         for process in (web, beat, worker):
             process.stop()
