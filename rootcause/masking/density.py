@@ -21,6 +21,7 @@ guard itself at most that many callbacks: work per megabyte is bounded by a cons
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 import hyperscan
@@ -89,10 +90,16 @@ def bounded_scan(db: Database, buf: bytes, limit: int, specs: int) -> tuple[Hits
     return hits, db.scan_until(buf, on_match)
 
 
-def dense_regions(buf: bytes) -> tuple[list[tuple[int, int]], Hits | None]:
+Scan = Callable[[bytes, int], tuple[Hits, bool]]
+
+
+def dense_regions(
+    buf: bytes, scan: Scan = bounded_hits
+) -> tuple[list[tuple[int, int]], Hits | None]:
     """Byte spans of ``buf`` to mask whole (line-aligned, in order; none for ordinary text),
-    and when there are none, the guard's hits (the masking patterns' are those of SPECS)."""
-    hits, complete = bounded_hits(buf, chunk_budget(len(buf)))
+    and when there are none, the guard's hits (the masking patterns' are those of SPECS).
+    ``scan``: another bounded scan than the guard's (the names learned from a log)."""
+    hits, complete = scan(buf, chunk_budget(len(buf)))
     if complete:
         return [], hits
     regions: list[tuple[int, int]] = []
@@ -111,13 +118,13 @@ def dense_regions(buf: bytes) -> tuple[list[tuple[int, int]], Hits | None]:
             # Inside a run (the previous segment ran over): a small budget tells whether this
             # one is dense from its start, after a few callbacks rather than a segment's worth.
             limit = PROBE if tail is not None else budget(end - start)
-            found, complete = bounded_hits(buf[start:end], limit)
+            found, complete = scan(buf[start:end], limit)
         first, last = (end, end) if complete else _dense_lines(buf, start, found)
         if tail is not None:
             if first == start:
                 _add(regions, tail)
             else:
-                _refine(buf, tail, regions)
+                _refine(buf, tail, regions, scan)
             tail = None
         if not complete:
             _add(regions, (first, last))
@@ -125,7 +132,7 @@ def dense_regions(buf: bytes) -> tuple[list[tuple[int, int]], Hits | None]:
                 tail = (last, end)
         start = end
     if tail is not None:
-        _refine(buf, tail, regions)
+        _refine(buf, tail, regions, scan)
     return regions, None
 
 
@@ -136,7 +143,7 @@ def _add(regions: list[tuple[int, int]], region: tuple[int, int]) -> None:
         regions.append(region)
 
 
-def _refine(buf: bytes, tail: tuple[int, int], regions: list[tuple[int, int]]) -> None:
+def _refine(buf: bytes, tail: tuple[int, int], regions: list[tuple[int, int]], scan: Scan) -> None:
     """Where a dense run ends inside ``tail`` (whole lines): the shortest suffix of its lines
     within its budget is kept, the lines before it are dense. A binary search over the line
     starts: a few bounded scans of at most a segment each."""
@@ -145,7 +152,7 @@ def _refine(buf: bytes, tail: tuple[int, int], regions: list[tuple[int, int]]) -
     lo, hi = 0, len(starts)  # the suffix from starts[hi] (or none) is known to be light
     while lo < hi:
         mid = (lo + hi) // 2
-        _, complete = bounded_hits(buf[starts[mid] : end], budget(end - starts[mid]))
+        _, complete = scan(buf[starts[mid] : end], budget(end - starts[mid]))
         if complete:
             hi = mid
         else:
@@ -156,14 +163,15 @@ def _refine(buf: bytes, tail: tuple[int, int], regions: list[tuple[int, int]]) -
 
 def _dense_lines(buf: bytes, start: int, found: Hits) -> tuple[int, int]:
     """Where a segment that ran over its budget is dense: from the first line over a line's
-    budget (or the line where it ran over) to the end of the line where it ran over.
+    budget (if no line is, many short lines each with a few hits: from the first line with a
+    hit) to the end of the line where it ran over.
 
     ``found`` are the segment's hits up to that point, in order of their end; each line is
     walked once, so this is linear in what the scan read.
     """
     seen: set[tuple[int, int]] = set()
     line_start, line_end, line_cost = start, -1, 0
-    first = -1
+    first = first_hit = -1
     for pid, s, e in found:
         at = start + max(e - 1, 0)
         if at >= line_end:
@@ -173,11 +181,14 @@ def _dense_lines(buf: bytes, start: int, found: Hits) -> tuple[int, int]:
             nl = buf.find(b"\n", at)
             line_end = len(buf) if nl == -1 else nl + 1
             line_cost = 0
+            if first_hit == -1:
+                first_hit = line_start
         if (pid, s) not in seen:
             seen.add((pid, s))
             line_cost += PREFILTER_WEIGHT if pid >= len(SPECS) else 1
-    # the line where the budget ran out is dense whatever its own count: it is masked whole
-    return (line_start if first == -1 else first), line_end
+    if first == -1 and line_cost > _line_budget(line_end - line_start):
+        first = line_start  # the line where the budget ran out
+    return (first_hit if first == -1 else first), line_end
 
 
 def _line_budget(size: int) -> int:
@@ -185,9 +196,9 @@ def _line_budget(size: int) -> int:
 
 
 def marked_whole(body: bytes) -> bytes:
-    """What a dense region becomes: one marker per line, the line breaks kept."""
-    tail = b"" if body.endswith(b"\n") else DENSE_TOKEN
-    return (DENSE_TOKEN + b"\n") * body.count(b"\n") + tail
+    """What a dense region becomes: the marker on its first line, its other lines empty (the
+    line breaks kept; a region of 4-byte lines must not triple in size)."""
+    return DENSE_TOKEN + b"\n" * body.count(b"\n")
 
 
 def lines_in(body: bytes) -> int:

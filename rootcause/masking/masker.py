@@ -240,6 +240,20 @@ class Masker:
                 self._counts[DENSE_ENTITY] += dense
             hits = None if hits is None else [h for h in hits if h[0] < len(SPECS)]
         self._hits = hits
+        self._update_learned()
+        learned = self._learned_db
+        if learned is not None:
+            # Mentions of learned names count against the budget too (a name learned once and
+            # written on every line of a megabyte): the same guard with their database.
+            def scan(data: bytes, limit: int) -> tuple[Hits, bool]:
+                return bounded_scan(learned, data, limit, 1 << 30)
+
+            if not scan(buf, chunk_budget(len(buf)))[1]:
+                regions, _ = dense_regions(buf, scan)
+                if regions:
+                    chunk, buf, dense = _thinned(chunk, buf, regions)
+                    self._counts[DENSE_ENTITY] += dense
+                    self._hits = None  # the text changed: scanned again
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
         spans = self._spans(chunk, buf, keys)
@@ -256,14 +270,17 @@ class Masker:
         candidates = self._find(chunk, buf)
         self._hits = None  # used once: after a fallback to Presidio, its analyzer reads the chunk
         self._learn(buf, candidates)
-        if self._learned_dirty:
-            # Compiled when a chunk is masked, not whenever the learning pass finds a name.
-            self._learned_db = learned_database(tuple(self._learned))
-            self._learned_dirty = False
+        self._update_learned()
         if self._learned_db is not None:
             entities = tuple(self._learned.values())
             candidates.extend(find_learned(buf, self._learned_db, entities))
         return resolve(candidates, keys)
+
+    def _update_learned(self) -> None:
+        if self._learned_dirty:
+            # Compiled when a chunk is masked, not whenever the learning pass finds a name.
+            self._learned_db = learned_database(tuple(self._learned))
+            self._learned_dirty = False
 
     def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
         if self._when_needed and self._analyzer is None:
