@@ -90,7 +90,7 @@ bench: install
 # A live real-mode stack on this machine under locust (bench/loadtest/): its own redis-server on a
 # free port, a fresh PostgreSQL database on LOADTEST_POSTGRES (default 127.0.0.1:5432), gunicorn,
 # 4 Celery worker processes and beat; all stopped, and the database dropped, at the end or on
-# Ctrl-C. Two to three minutes; exits 1 if a submission was lost or left unfinished.
+# Ctrl-C. Two to three minutes; exits 1 if a submission was lost or left unfinished or a 5xx came.
 loadtest: install
 	$(BIN)/python -m bench.loadtest
 

@@ -21,7 +21,8 @@ e-mail addresses and tokens planted in them):
 2. intake alone: the worker stopped, as many submissions as the API takes for
    LOADTEST_INTAKE_SECONDS (quota-checked, staged, queued); every accepted id must be a queued row
    with its raw log staged.
-Exit status 1 when a submission was lost or left unfinished, 2 when the stack did not come up.
+Exit status 1 when a submission was lost or left unfinished, an answer was a 5xx or nothing was
+accepted; 2 when the stack did not come up.
 """
 
 from __future__ import annotations
@@ -412,6 +413,11 @@ def staged_keys(stack: Stack) -> dict[str, set[str]]:
     return found
 
 
+def server_errors(refused: dict[str, int]) -> int:
+    """Answers 5xx: a run with any is not a clean one, whatever else it measured."""
+    return sum(count for status, count in refused.items() if status.startswith("5"))
+
+
 @dataclass
 class EndToEnd:
     submitted: int  # answered 202
@@ -429,7 +435,13 @@ class EndToEnd:
 
     @property
     def ok(self) -> bool:
-        return not self.lost and not self.unfinished and not self.leftover_keys
+        return (
+            self.submitted > 0
+            and not self.lost
+            and not self.unfinished
+            and not self.leftover_keys
+            and not server_errors(self.refused)
+        )
 
 
 def run_end_to_end(stack: Stack, tokens: list[str]) -> EndToEnd:
@@ -498,7 +510,12 @@ class Intake:
 
     @property
     def ok(self) -> bool:
-        return not self.missing_rows and not self.missing_raw
+        return (
+            self.accepted > 0
+            and not self.missing_rows
+            and not self.missing_raw
+            and not server_errors(self.refused)
+        )
 
 
 def run_intake(stack: Stack, tokens: list[str]) -> Intake:
@@ -571,7 +588,8 @@ def report(e2e: EndToEnd, intake: Intake | None) -> str:
     lines.append(
         "nothing lost, nothing stuck"
         if verdict
-        else "FAILED: submissions lost, unfinished or left staged (see above)"
+        else "FAILED: nothing accepted, server errors, or submissions lost, unfinished or left"
+        " staged (see above)"
     )
     return "\n".join(lines)
 
