@@ -26,6 +26,8 @@ from pathlib import Path
 import hyperscan
 
 CACHE_ENV = "ROOTCAUSE_CACHE_DIR"
+# The shipped databases take about 3 MB; a test or a benchmark compiles more.
+MAX_BYTES = 64 << 20
 _OFF = "off"
 
 
@@ -54,9 +56,25 @@ def _load(path: Path, mode: int) -> hyperscan.Database | None:
         db = hyperscan.loadb(path.read_bytes(), mode)
         # A loaded database comes without the scratch space that compile() allocates.
         db.scratch = hyperscan.Scratch(db)
+        os.utime(path)  # recently used: the last to be pruned
     except (OSError, hyperscan.error):
         return None
     return db
+
+
+def _prune(directory: Path) -> None:
+    """Keep the cache under MAX_BYTES: the least recently used databases go first (every
+    edit of the catalogue makes a new one)."""
+    try:
+        files = sorted((f.stat().st_mtime, f.stat().st_size, f) for f in directory.glob("*.hsdb"))
+        total = sum(size for _, size, _ in files)
+        for _, size, f in files:
+            if total <= MAX_BYTES:
+                break
+            f.unlink(missing_ok=True)
+            total -= size
+    except OSError:
+        pass
 
 
 def _store(path: Path, db: hyperscan.Database) -> None:
@@ -67,7 +85,8 @@ def _store(path: Path, db: hyperscan.Database) -> None:
             f.write(hyperscan.dumpb(db))
         os.replace(tmp, path)  # atomic: a reader sees the whole file or none
     except (OSError, hyperscan.error):
-        pass
+        return
+    _prune(path.parent)
 
 
 def compiled(
