@@ -16,6 +16,12 @@ from typing import overload
 
 # A look-back never walks further than this: it bounds the work per flagged line.
 LOOKBACK_LINES = 400
+# A message printed before the traceback of its exception (a logger line, then
+# `traceback.print_exc()`; a launcher printing the error, then the trace): the traceback must
+# start within LOOKAHEAD_GAP lines after the message and is read for at most LOOKAHEAD_LINES
+# lines, within the current chunk.
+LOOKAHEAD_GAP = 6
+LOOKAHEAD_LINES = 200
 # Only the head of a line is searched for prefixes, timestamps and in-text ranks.
 HEAD_CHARS = 240
 
@@ -102,7 +108,9 @@ _TRACEBACKISH_RE = re.compile(
 )
 # A frame line, indented or not (pasting into an issue form can strip the indentation; the
 # code line under an unindented frame then reads as part of the traceback through it).
-_FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]{1,500}", line \d')
+FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]{1,500}", line \d')
+# The exception line that ends a traceback (unindented, as Python prints it).
+_EXCEPTION_LINE_RE = re.compile(r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b")
 _CHAIN_RE = re.compile(r"During handling of the above exception|The above exception was the direct")
 _LAUNCHER_FIELD_RE = re.compile(r"^\s*(?:exitcode|traceback|error_file|time|host)\s*:")
 # `rank : 2 (local_rank: 2)`, or `rank2 (local rank: 2)` when a paste lost the layout
@@ -387,7 +395,7 @@ class LineContext:
     def _in_traceback(self, j: int, text: str) -> bool:
         if is_tracebackish(text):
             return True
-        return j > 0 and bool(_FRAME_LINE_RE.match(self.parsed(j - 1).text))
+        return j > 0 and bool(FRAME_LINE_RE.match(self.parsed(j - 1).text))
 
     def chained_after(self, i: int) -> tuple[int, int] | None:
         """For an exception raised while handling another: (first line, chain marker) as offsets.
@@ -417,6 +425,46 @@ class LineContext:
             if len(out) >= limit:
                 break
         return out
+
+    def frames_after(self, i: int) -> list[str]:
+        """The traceback of i's stream that starts within LOOKAHEAD_GAP lines after line i.
+
+        For a message printed before its traceback; only read when line i ends no traceback of
+        its own (the caller checks that `frames(i)` holds no frame line). Stops at the exception
+        line that ends the traceback, at the first line that is not part of it, or after
+        LOOKAHEAD_LINES lines; lines of other streams are skipped.
+        """
+        me = self.resolve(i)
+        n = len(self.lines)
+        start = -1
+        for j in range(i + 1, min(n, i + 1 + LOOKAHEAD_GAP)):
+            info = self.parsed(j)
+            if not self._same_stream(me, info):
+                continue
+            if info.text.lstrip().startswith("Traceback (most recent call last)"):
+                start = j
+                break
+        if start < 0:
+            return []
+        out: list[str] = []
+        for j in range(start + 1, min(n, start + 1 + LOOKAHEAD_LINES)):
+            info = self.parsed(j)
+            if not self._same_stream(me, info):
+                continue
+            if not self._in_traceback(j, info.text):
+                break
+            out.append(info.text)
+            if _EXCEPTION_LINE_RE.match(info.text):
+                break
+        return out
+
+    @staticmethod
+    def _same_stream(me: LineInfo, info: LineInfo) -> bool:
+        if info.host != me.host:
+            return False
+        return not (me.explicit and info.rank != me.rank) and not (
+            not me.explicit and info.explicit
+        )
 
     def _traceback_before(self, i: int) -> Iterator[tuple[int, LineInfo]]:
         """Walks back from line i over the traceback lines of i's own stream (its host and rank;

@@ -99,14 +99,16 @@ class Extract:
 
 
 class _Recorder(LineContext):
-    """The engine's LineContext, remembering the lowest line its walks have read."""
+    """The engine's LineContext, remembering the lowest and highest lines its walks have read."""
 
     def __init__(self, lines: Sequence[str]) -> None:
         super().__init__(lines)
         self.low = len(lines)
+        self.high = -1
 
     def parsed(self, i: int) -> LineInfo:
         self.low = min(self.low, i)
+        self.high = max(self.high, i)
         return super().parsed(i)
 
 
@@ -233,6 +235,7 @@ class _Extractor:
             self.markers_seen.add(pid)
             return k, k
         ctx.low = k
+        ctx.high = k
         ctx.resolve(k)
         after = 0
         if pid >= scanner.internal_base:
@@ -247,10 +250,12 @@ class _Extractor:
             signal = scanner.signals[pid]
             if signal.kind == "error" or signal.in_frame is not None:
                 ctx.chained_after(k)  # the traceback walk that frames() and chains both take
+            if signal.in_frame is not None:
+                ctx.frames_after(k)  # a message printed before its traceback
             if signal.kind == "error":
                 after = AROUND_ERRORS
         low = ctx.low - AROUND_ERRORS if after else ctx.low
-        return low, k + after
+        return low, max(k + after, ctx.high)
 
     def _rank_tails(self, body: str, raw: list[str], ranks: set[int]) -> None:
         """Each rank's last lines: of the lines that name it, the last ones of this chunk.

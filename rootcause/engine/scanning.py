@@ -14,7 +14,14 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from rootcause.evidence import LAUNCHER_FAILED_RE, LOOKBACK_LINES, ChunkLines, LineContext, LineInfo
+from rootcause.evidence import (
+    FRAME_LINE_RE,
+    LAUNCHER_FAILED_RE,
+    LOOKBACK_LINES,
+    ChunkLines,
+    LineContext,
+    LineInfo,
+)
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
 from rootcause.ranks import CRASH_EXIT_RE, LAUNCHER_RANK_RE, ROOT_CAUSE_HEAD, CrossRankEvidence
 
@@ -230,9 +237,14 @@ class Scanner:
         if sig.numeric is not None and not sig.numeric.holds(m.groupdict()):
             return
         if sig.in_frame is not None:
-            frames = [f[:1000] for f in ctx.frames(i)] + [text[:1000]]
+            before = ctx.frames(i)
+            frames = [f[:1000] for f in before] + [text[:1000]]
             if not any(sig.in_frame.search(f) for f in frames):
-                return
+                # a message printed before its traceback: read the traceback that follows
+                if any(FRAME_LINE_RE.match(f) for f in before):
+                    return
+                if not any(sig.in_frame.search(f[:1000]) for f in ctx.frames_after(i)):
+                    return
         stream: Stream = (source, info.host, info.rank)
         if sig.kind == "error":
             at = (source, lineno)

@@ -144,6 +144,61 @@ def test_unallocated_below_the_request_stays_activation_oom():
     assert slug(result) == "activation-oom"
 
 
+# An OOM message printed before the traceback of its exception (hpcaitech/ColossalAI#3509:
+# the message, two "wandb: Waiting for W&B process to finish... (failed 1)." lines, then the
+# traceback through coati's optimizer_step and ColossalAI's low-level ZeRO optimizer step).
+_OOM_FIRST = (
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.12 GiB (GPU 5; "
+    "23.70 GiB total capacity; 22.00 GiB already allocated; 292.56 MiB free; 22.29 GiB "
+    "reserved in total by PyTorch)\n"
+)
+_WANDB = "wandb: Waiting for W&B process to finish... (failed 1).\n"
+_ZERO_STEP_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "train_sft.py", line 155, in train\n'
+    "    trainer.fit(logger=logger, log_interval=args.log_interval)\n"
+    '  File "/env/site-packages/coati/trainer/strategies/colossalai.py", line 154, in '
+    "optimizer_step\n"
+    "    optimizer.step()\n"
+    '  File "/env/site-packages/colossalai/zero/sharded_optim/low_level_optim.py", line 480, '
+    "in step\n"
+    "    self.optim.step()\n"
+)
+_FORWARD_TRACE = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 40, in train\n'
+    "    out = model(batch)\n"
+    '  File "/env/site-packages/torch/nn/modules/conv.py", line 459, in forward\n'
+    "    return self._conv_forward(input, self.weight, self.bias)\n"
+)
+
+
+def test_oom_message_before_its_traceback_reads_the_frames_that_follow():
+    result = get_engine().diagnose([_OOM_FIRST + _WANDB + _WANDB + _ZERO_STEP_TRACE])
+
+    assert slug(result) == "optimizer-state-oom"
+
+
+def test_oom_message_before_a_forward_traceback_stays_activation_oom():
+    result = get_engine().diagnose([_OOM_FIRST + _WANDB + _FORWARD_TRACE])
+
+    assert slug(result) == "activation-oom"
+
+
+def test_the_look_ahead_is_bounded_a_far_traceback_is_not_the_messages():
+    between = "".join(f"step {n} loss 1.0\n" for n in range(10))
+    result = get_engine().diagnose([_OOM_FIRST + between + _ZERO_STEP_TRACE])
+
+    assert slug(result) == "activation-oom"
+
+
+def test_an_oom_with_its_own_traceback_does_not_read_the_next_one():
+    own = _FORWARD_TRACE + _OOM_FIRST
+    result = get_engine().diagnose([own + _ZERO_STEP_TRACE])
+
+    assert slug(result) == "activation-oom"
+
+
 # --- rank not named --------------------------------------------------------------------------
 
 
