@@ -16,7 +16,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-SEQNUM_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
+# the operation only when the line goes on after it: a paste cut inside the name ("OpType=ALLREDUC")
+# is not a different collective
+SEQNUM_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?:(?P<op>\w+)[,)])?")
 ENQUEUED_RE = re.compile(
     r"last enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)"
 )
@@ -37,6 +39,14 @@ PEER_REPORT_RE = re.compile(
     r"Timed out initializing process group in store based barrier"
 )
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
+# a rank's own watchdog caught a failed collective (a timeout, or an NCCL error): that rank was
+# not silent, even when its line matches no fingerprint
+# (torch 2.6+: "failure detected by watchdog at work sequence id: N"; 2.3-2.5: "Exception (either
+# an error or timeout) detected by watchdog at work: N"; older: "Timeout at NCCL work: N")
+WATCHDOG_RE = re.compile(
+    r"detected by watchdog at work\b|Watchdog caught collective operation timeout|"
+    r"\] Timeout at NCCL work: \d"
+)
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
 # `rank : 2 (local_rank: 2)`, or `rank2 (local rank: 2)` when a paste lost the layout
 LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
@@ -81,6 +91,7 @@ class CrossRankEvidence:
     # ranks whose own stream shows a traceback or an exception line
     troubled: set[int] = field(default_factory=set)
     crashed: set[int] = field(default_factory=set)  # launcher summary: died of a crash signal
+    watchdog: set[int] = field(default_factory=set)  # ranks whose own watchdog caught a failure
 
     def observe(self, rank: int | None, text: str) -> None:
         """Feed one line; only the patterns above are looked for, on a bounded head."""
@@ -99,10 +110,12 @@ class CrossRankEvidence:
             return
         seq = SEQNUM_RE.search(head)
         if seq and rank not in self.seqnum:
-            self.seqnum[rank] = (int(seq.group("seq")), seq.group("op"))
+            self.seqnum[rank] = (int(seq.group("seq")), seq.group("op") or "")
         enq = ENQUEUED_RE.search(head)
         if enq and rank not in self.enqueued:
             self.enqueued[rank] = (int(enq.group("enq")), int(enq.group("done")))
+        if WATCHDOG_RE.search(head) and len(self.watchdog) < MAX_IMPLIED_RANK:
+            self.watchdog.add(rank)
         if FIRST_PG_RE.search(head) and rank not in self.first_pg:
             self.first_pg.append(rank)
 
@@ -120,7 +133,9 @@ class CrossRankEvidence:
             or self._enqueued_outlier()
             or (
                 (self.first_pg[0], "first process group on this rank to signal a dump")
+                # another rank's watchdog caught the timeout on its own: not the only one
                 if len(self.first_pg) == 1
+                and (set(self.seqnum) | self.watchdog) <= {self.first_pg[0]}
                 else None
             )
         )
@@ -175,10 +190,10 @@ class CrossRankEvidence:
     def _seqnum_outlier(self) -> tuple[int, str] | None:
         if len(self.seqnum) < 2:
             return None
-        ops = Counter(op for _, op in self.seqnum.values())
+        ops = Counter(op for _, op in self.seqnum.values() if op)
         if len(ops) > 1:
             (common, _), *_ = ops.most_common()
-            odd = [r for r, (_, op) in self.seqnum.items() if op != common]
+            odd = [r for r, (_, op) in self.seqnum.items() if op and op != common]
             if len(odd) == 1:
                 return odd[
                     0
@@ -269,12 +284,15 @@ def initiating_rank(
         # several processes died of a crash signal of their own: the launcher's order of exits
         # does not say which crashed first
         return None, f"the launcher reports ranks {sorted(evidence.crashed)} crashed"
-    silent = set(ranks_seen or ()) - set(collateral_errors) - evidence.crashed
+    # a rank whose own watchdog caught the failure was not silent (its line may match no
+    # fingerprint: "failure detected by watchdog at work sequence id")
+    spoke = set(collateral_errors) | evidence.crashed | evidence.watchdog
+    silent = set(ranks_seen or ()) - spoke
     if len(collateral_errors) > 1 and not silent:
         # ranks are numbered from 0: one gap below the highest rank that timed out is a rank
         # that printed nothing at all (hung, or its output was lost)
         top = min(max(set(ranks_seen or ()) | set(collateral_errors)), MAX_IMPLIED_RANK)
-        silent = set(range(top + 1)) - set(collateral_errors) - evidence.crashed
+        silent = set(range(top + 1)) - spoke
     if collateral_errors and len(silent) == 1:
         # every other rank timed out or lost its peer: the one that did not is where they waited
         rank = silent.pop()

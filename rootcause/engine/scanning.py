@@ -47,6 +47,10 @@ INTERNAL = {
     "enqueued": r"last enqueued NCCL work: -?\d+, last completed NCCL work",
     "mismatch": r"is running collective: CollectiveFingerPrint\(",
     "first_pg": r"First PG on this rank to signal dumping",
+    "watchdog": (
+        r"detected by watchdog at work\b|Watchdog caught collective operation timeout|"
+        r"\] Timeout at NCCL work: \d"
+    ),
     "named_rank": (
         r"did not receive grad for rank \d|failed to pass monitoredBarrier|"
         r"waiting for send/recv from rank \d"

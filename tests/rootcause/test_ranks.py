@@ -117,6 +117,76 @@ def test_first_pg_to_dump():
     assert ev.suspect() == (3, "first process group on this rank to signal a dump")
 
 
+def test_first_pg_to_dump_is_not_first_when_another_rank_timed_out_on_its_own():
+    # hiyouga/LlamaFactory#8261: rank 0 signals the dump, rank 2's own watchdog caught the
+    # same collective (SeqNum=2847) at the same moment
+    ev = observe(
+        [
+            (0, "[PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping."),
+            (
+                2,
+                "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2847, "
+                "OpType=ALLREDUCE, NumelIn=197140480, NumelOut=197140480, Timeout(ms)=600000)",
+            ),
+        ]
+    )
+    assert ev.suspect() is None
+
+
+def test_an_optype_cut_by_the_paste_is_not_a_different_collective():
+    # Picotron tutorial thread (huggingface/picotron_tutorial#6): the last watchdog line of the
+    # paste ends inside "OpType=ALLREDUC"
+    full = "[Rank {}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=120000)"
+    ev = observe(
+        [
+            (1, full.format(1)),
+            (7, full.format(7)),
+            (
+                2,
+                "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUC",
+            ),
+        ]
+    )
+    assert ev.suspect() is None
+    # a whole different name still singles its rank out
+    ev = observe(
+        [
+            (1, full.format(1)),
+            (7, full.format(7)),
+            (2, full.format(2).replace("ALLREDUCE", "BROADCAST")),
+        ]
+    )
+    suspect = ev.suspect()
+    assert suspect is not None
+    assert suspect[0] == 2
+
+
+def test_a_rank_whose_own_watchdog_caught_the_failure_is_not_silent():
+    # hiyouga/LlamaFactory#8261: rank 0 reports only "failure detected by watchdog at work
+    # sequence id" (no fingerprint line); rank 2 timed out. Rank 0 did not hang in silence.
+    ev = observe(
+        [
+            (
+                0,
+                "[PG ID 1 PG GUID 1 Rank 0]  failure detected by watchdog at work sequence id: "
+                "2847 PG status: last enqueued work: 2855, last completed work: 2846",
+            )
+        ]
+    )
+    rank, _ = initiating_rank(
+        root_errors={}, collateral_errors={2: fe(4)}, evidence=ev, ranks_seen={0, 2}
+    )
+    assert rank is None
+    # without that line rank 0 is the one rank that said nothing: the others waited for it
+    rank, _ = initiating_rank(
+        root_errors={},
+        collateral_errors={2: fe(4)},
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 2},
+    )
+    assert rank == 0
+
+
 def test_launcher_root_cause_is_weak_evidence():
     ev = CrossRankEvidence(launcher_root=1)
     # nothing else to go on: the launcher's word is taken
