@@ -88,6 +88,11 @@ _HOST_TLDS = (
 )
 
 _I = re.IGNORECASE
+# A date glued to a value ends it (jdoe@acme.com2026-12-01 03:10:00): 2026-12-01.
+_DATE = rb"(?:19|20)\d\d-[01]\d-[0-3]\d"
+# The assignment patterns (key = value, key: value, Bearer value) take blanks with [ \t]*, not
+# \s*: a line ending in "password=" or "host :" must not make the next line's first word its
+# value.
 
 # +49 30 90182063, +1 (415) 555-0199, +33 1 42 68 53 00: a country code, then groups.
 _PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)|[ .\-]\d{1,5})(?:[ .\-]\d{1,8}){1,4}"
@@ -134,9 +139,9 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "aws_secret_key",
         "AWS_SECRET_KEY",
-        rb"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+]",
+        rb"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[:=][ \t]*[\"']?[A-Za-z0-9/+]",
         _c(
-            rb"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?"
+            rb"aws_?secret_?(?:access_?)?key[\"']?[ \t]*[:=][ \t]*[\"']?"
             rb"(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
             _I,
         ),
@@ -211,8 +216,8 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "bearer",
         "SECRET",
-        rb"\bbearer\s+[A-Za-z0-9._~+/=\-]{16}",
-        _c(rb"bearer\s+(?P<v>[A-Za-z0-9._~+/=\-]{16,})", _I),
+        rb"\bbearer[ \t]+[A-Za-z0-9._~+/=\-]{16}",
+        _c(rb"bearer[ \t]+(?P<v>[A-Za-z0-9._~+/=\-]{16,})", _I),
         4,
         caseless=True,
     ),
@@ -228,10 +233,11 @@ SPECS: tuple[Spec, ...] = (
         "assignment",
         "SECRET",
         rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|"
-        rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?\s*[:=]\s*[\"']?[^\s\"'<]",
+        rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)"
+        rb"[\"']?[ \t]*[:=][ \t]*[\"']?[^\s\"'<]",
         _c(
             rb"[a-z_\-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|"
-            rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?\s*[:=]\s*"
+            rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?[ \t]*[:=][ \t]*"
             # A quoted value runs to its closing quote (a password may hold ',', ';' or '}');
             # an unquoted one to the first delimiter.
             rb"(?:(?P<q>[\"'])(?P<w>[^\"'\n]{1,512})(?P=q)|"
@@ -286,8 +292,12 @@ SPECS: tuple[Spec, ...] = (
         "email",
         "EMAIL_ADDRESS",
         rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24}"
-        rb"(?:[^A-Za-z0-9]|$)",
-        _c(rb"(?P<v>[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,24})(?![A-Za-z0-9])"),
+        rb"(?:[^A-Za-z0-9]|$|" + _DATE + rb")",
+        # a date glued to the address ends it too (jdoe@acme.com2026-12-01 03:10:00)
+        _c(
+            rb"(?P<v>[A-Za-z0-9._%+\-]+@(?:[A-Za-z0-9\-]+\.)+[A-Za-z]{2,24})"
+            rb"(?:(?![A-Za-z0-9])|(?=" + _DATE + rb"))"
+        ),
         6,
         multiline=True,
     ),
@@ -339,9 +349,10 @@ SPECS: tuple[Spec, ...] = (
         "host_assignment",
         "HOSTNAME",
         rb"\b(?:hostname|host|master_addr|slurmd_nodename|nodename|node_name|hostaddr)"
-        rb"[\"']?\s*[=:]\s*[\"']?[A-Za-z0-9]",
+        rb"[\"']?[ \t]*[=:][ \t]*[\"']?[A-Za-z0-9]",
         _c(
-            rb"[a-z_]+[\"']?\s*[=:]\s*[\"']?(?P<v>[A-Za-z0-9][A-Za-z0-9.\-_]*[A-Za-z0-9]|[A-Za-z])",
+            rb"[a-z_]+[\"']?[ \t]*[=:][ \t]*[\"']?"
+            rb"(?P<v>[A-Za-z0-9][A-Za-z0-9.\-_]*[A-Za-z0-9]|[A-Za-z])",
             _I,
         ),
         8,

@@ -26,6 +26,9 @@ class Window:
     not_after: bytes = b""  # a hit right after one of these is no candidate (seed=4111...)
     # every byte the recognizer's findings can hold (None: any); see all_windows
     alphabet: frozenset[int] | None = None
+    # the continuation stops at two spaces in a row: a column gap, not a digit group's separator
+    # (phonenumbers reads "+49 30 55913771  0/5005" as one longer number)
+    stop_at_gap: bool = False
 
 
 _DIGITS = frozenset(b"0123456789")
@@ -49,7 +52,7 @@ PREFILTERS: dict[str, tuple[bytes, Window]] = {
     "phone": (
         rb"\+[1-9]\d{0,2}[ .\-(]{1,2}\d|"
         rb"\(\d{3}\) ?\d{3}[ .\-]\d{4}|\b\d{3}[.\-]\d{3}[.\-]\d{4}",
-        Window(_DIGITS | frozenset(b" .-()"), 24),
+        Window(_DIGITS | frozenset(b" .-()"), 24, stop_at_gap=True),
     ),
     "crypto": (rb"\b(?:bc1|[13])[a-km-zA-HJ-NP-Z1-9]{25}", Window(_ALNUM, 64, alphabet=_ALNUM)),
 }
@@ -69,6 +72,8 @@ def windows(db: Database, window: Window, buf: bytes) -> list[tuple[int, int]]:
         stop = end
         limit = min(len(buf), start + window.max_bytes)
         while stop < limit and buf[stop] in window.extend:
+            if window.stop_at_gap and buf[stop] == 32 and buf[stop + 1 : stop + 2] == b" ":
+                break
             stop += 1
         lo, hi = max(0, start - 1), min(len(buf), stop + 1)
         while lo > 0 and buf[lo] & 0xC0 == 0x80:  # never inside a UTF-8 sequence

@@ -51,9 +51,9 @@ _FILE_EXTENSIONS = frozenset(
 _VERSION_WORDS = frozenset(b"so dll dylib v ver version post dev rc a b".split())
 _LOOPBACK_NAMES = frozenset([b"localhost", b"localhost.localdomain", b"ip6-localhost"])
 _VERSION_CONTEXT = re.compile(
-    # pkg==9.1.0.70, but not a "====== " banner before an address
+    # pkg==9.1.0.70, but not a "====== " banner nor a comparison "addr == " before an address
     rb"(?i)(?:(?:cudnn|nccl|cuda|cublas|driver|version|release|ver|\bv)[\s:=_-]*|"
-    rb"[^=<>~](?:==|>=|<=|~=)\s*)$"
+    rb"[^=<>~\s](?:==|>=|<=|~=)\s*)$"
 )
 _SPECIAL_TOKEN_KEYS = frozenset(
     b"pad_token bos_token eos_token unk_token sep_token cls_token mask_token "
@@ -103,9 +103,36 @@ def _word_before_dot(buf: bytes, dot: int) -> bytes:
     return buf[i:dot]
 
 
-def validate_ipv4(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+# A date that starts right where an address's last octet may end (10.0.0.52026-12-01).
+_DATE_AT = re.compile(rb"(?:19|20)\d\d-[01]\d-[0-3]\d")
+
+
+def _glued_date_cut(buf: bytes, start: int, end: int) -> int | None:
+    """Where an address ends when a date is glued to it: the greedy last octet of
+    "10.0.0.52026-12-01" took "520" and a digit follows; its first digits are the address
+    when the rest, from there on, is a date (unambiguous: no octet starts a date)."""
+    last = buf.rindex(b".", start, end) + 1
+    for cut in range(end, last, -1):
+        if _DATE_AT.match(buf, cut):
+            return cut
+    return None
+
+
+def validate_ipv4(
+    buf: bytes, start: int, end: int, m: re.Match[bytes]
+) -> str | tuple[str, int] | None:
+    if buf[end : end + 1].isdigit():
+        cut = _glued_date_cut(buf, start, end)
+        if cut is None:
+            return None
+        entity = _validate_ipv4(buf, start, cut, glued=True)
+        return None if entity is None else (entity, cut)
+    return _validate_ipv4(buf, start, end)
+
+
+def _validate_ipv4(buf: bytes, start: int, end: int, glued: bool = False) -> str | None:
     before = buf[max(0, start - 24) : start]
-    after = buf[end : end + 2]
+    after = b"" if glued else buf[end : end + 2]
     # 1.2.3.4.5 is a version or an OID, 8.9.2.26 after "cudnn" is a version; the scan has no
     # left anchor (ckpt_10.20.30.40 must be found), so a digit before means a longer number.
     if before[-1:].isdigit() or after[:1].isdigit() or (after[:1] == b"." and after[1:2].isdigit()):
@@ -351,19 +378,24 @@ def validate_phone(
 ) -> str | tuple[str, int] | None:
     # A number right after the phone joins its groups ("+86 132 0306 8554 140288"): keep the
     # groups while the digits fit E.164 (15), and report that shorter value.
+    # The same when what follows the last group is no number ("+86 130 8423 0184 0x7f3a..."):
+    # the longest run of whole groups, ended by a blank, that is bounded as a phone number.
     ndigits = 0
-    cut = start
+    cuts = []
     for group in _PHONE_GROUP.finditer(buf, start, end):
         digits = sum(1 for c in group.group() if 48 <= c <= 57)
         if ndigits + digits > 15:
             break
         ndigits += digits
-        cut = group.end()
-    if not 8 <= ndigits <= 15 or not _phone_bounds_ok(buf, start, cut):
-        return None
-    if cut < end and buf[cut : cut + 1] != b" ":
-        return None  # only a blank separates two numbers
-    return "PHONE_NUMBER" if cut == end else ("PHONE_NUMBER", cut)
+        cuts.append((group.end(), ndigits))
+    for cut, n in reversed(cuts):
+        if n < 8:
+            break
+        if cut < end and buf[cut : cut + 1] != b" ":
+            continue  # only a blank separates two numbers
+        if _phone_bounds_ok(buf, start, cut):
+            return "PHONE_NUMBER" if cut == end else ("PHONE_NUMBER", cut)
+    return None
 
 
 def validate_phone_nanp(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
