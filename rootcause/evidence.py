@@ -195,7 +195,11 @@ def parse_line(raw: str) -> LineInfo:
     head = line[:HEAD_CHARS]
     if rank is None:
         s = _SOFT_RANK_RE.search(head)
-        if s:
+        if s and s.group("a") is not None and "log_dist] [" in head[: s.start() + 2]:
+            # DeepSpeed's log_dist tags a message with the rank chosen to print it (rank 0 by
+            # default), not with the rank it is about: "[logging.py:60:log_dist] [Rank 0]"
+            s = None
+        elif s:
             rank = int(next(g for g in s.groups() if g is not None))
         elif "failed (exitcode" in line:
             f = LAUNCHER_FAILED_RE.search(line[: 4 * HEAD_CHARS])

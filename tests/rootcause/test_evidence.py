@@ -156,3 +156,38 @@ def test_tail_of_a_chunk_reads_lazily():
     nxt = ChunkLines(tail, b"next", {0: 0})
     assert list(nxt) == ["line 7", "line 8", "line 9", "next"]
     assert list(nxt.last(10)) == ["line 7", "line 8", "line 9", "next"]
+
+
+def test_deepspeed_log_dist_rank_is_the_printer_not_the_subject():
+    # deepspeedai/DeepSpeed#2069: every rank prints "Grad overflow on iteration 9"; log_dist
+    # prints the summary on rank 0 only, tagged "[Rank 0]" whatever rank it is about
+    line = (
+        "[2022-07-05 16:30:10,797] [INFO] [logging.py:69:log_dist] [Rank 0] Overflow detected. "
+        "Skipping step. Attempted loss scale: 8388608.0, reducing to 4194304.0"
+    )
+    assert parse_line(line).rank is None
+    # a logging header's own [Rank N] still names N
+    assert parse_line("[Rank 1] Overflow detected. Skipping step.").rank == 1
+
+
+def test_loss_scale_at_its_floor_on_every_rank_names_no_rank():
+    from rootcause.engine import get_engine
+
+    overflow = (
+        "[2022-07-05 16:30:10,796] [INFO] [fused_optimizer.py:382:_update_scale] \n"
+        "Grad overflow on iteration 9\n"
+    )
+    text = (
+        overflow
+        * 4
+        + "[2022-07-05 16:30:10,797] [INFO] [fused_optimizer.py:383:_update_scale] Reducing "
+        "dynamic loss scale from 1 to 1\n"
+        * 4
+        + "[2022-07-05 16:30:10,797] [INFO] [logging.py:69:log_dist] [Rank 0] Overflow "
+        "detected. Skipping step. Attempted loss scale: 1, reducing to 1\n"
+    ) * 3
+    result = get_engine().diagnose([text])
+
+    assert result.failure is not None
+    assert result.failure.slug == "fp16-loss-scale-underflow"
+    assert result.initiating_rank is None
