@@ -36,7 +36,9 @@ NAMED_RANK_RE = re.compile(
 # short of workers): the rank that prints one is the one that did arrive.
 PEER_REPORT_RE = re.compile(
     r"waiting for clients\. \d+/\d+ clients joined|"
-    r"Timed out initializing process group in store based barrier"
+    r"Timed out initializing process group in store based barrier|"
+    # NCCL's ncclRemoteError: the peer went away (or the network did), not this rank
+    r"NCCL error: remote process exited or there was a network error"
 )
 FIRST_PG_RE = re.compile(r"First PG on this rank to signal dumping")
 # a rank's own watchdog caught a failed collective (a timeout, or an NCCL error): that rank was

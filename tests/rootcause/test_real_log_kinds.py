@@ -211,6 +211,24 @@ def test_process_group_message_names_its_rank():
     assert result.initiating_rank == 1
 
 
+def test_a_rank_reporting_that_its_remote_peer_exited_is_not_the_initiator():
+    # pytorch/pytorch#150916 (an elastic agent killed on the other node): rank 1's watchdog
+    # reports NCCL's ncclRemoteError about the peer that went away
+    text = (
+        "[rank1]:[E415 10:01:02.000000 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID "
+        "0(default_pg) Rank 1] Process group watchdog thread terminated with exception: NCCL "
+        "error: remote process exited or there was a network error, NCCL version 2.21.5\n"
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process "
+        "exiting prematurely.\n"
+        "Last error:\n"
+        "socketProgress: Connection closed by remote peer <HOST_1><59116>\n"
+    )
+    result = get_engine().diagnose([text])
+
+    assert result.failure is not None
+    assert result.initiating_rank is None
+
+
 def test_a_mismatch_report_names_the_other_rank_when_that_rank_failed_on_its_own():
     text = (
         "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is "
