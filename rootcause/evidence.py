@@ -76,7 +76,9 @@ _SOFT_RANK_RE = re.compile(
     r"\bon rank (?P<h>\d{1,5}) at (?:iteration|step)\b|"
     # torch.multiprocessing.spawn's header of a process's traceback (the process index is the
     # rank it was given); the unprefixed traceback below it inherits the rank
-    r"^-- Process (?P<i>\d{1,5}) terminated with the following error:"
+    r"^-- Process (?P<i>\d{1,5}) terminated with the following error:|"
+    # and its report of a process that died without a Python error (a signal, an exit code)
+    r"\bProcessExitedException: process (?P<j>\d{1,5}) terminated with (?:signal|exit code)\b"
 )
 # multiprocessing's own header before a child's traceback, `Process SpawnProcess-3:`: children
 # numbered from 1 in the order the launcher started them, which is rank order when it starts one

@@ -191,3 +191,14 @@ def test_loss_scale_at_its_floor_on_every_rank_names_no_rank():
     assert result.failure is not None
     assert result.failure.slug == "fp16-loss-scale-underflow"
     assert result.initiating_rank is None
+
+
+def test_spawns_process_exited_report_names_the_process_index():
+    line = (
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal "
+        "SIGKILL"
+    )
+    assert parse_line(line).rank == 1
+    assert parse_line("process 1 terminated with signal SIGKILL").rank is None
+    # spawn's own "Terminating process 12390 via signal SIGTERM" is a pid, not an index
+    assert parse_line("Terminating process 12390 via signal SIGTERM").rank is None

@@ -229,6 +229,17 @@ def test_a_rank_reporting_that_its_remote_peer_exited_is_not_the_initiator():
     assert result.initiating_rank is None
 
 
+def test_spawns_report_of_a_process_killed_by_a_signal_names_its_rank():
+    # run-produced (bench/realruns, `--fault oom-kill --fail-rank 1 --fail-step 4 --seed 102`
+    # under mp.spawn): rank 1 is SIGKILLed by the cgroup OOM killer and prints nothing; spawn
+    # says "ProcessExitedException: process 1 terminated with signal SIGKILL"
+    path = REALRUNS_DEV / "run-host-oom-killed__spawn_w2_rank1_cgroup.log"
+    result = diagnose_path(str(path), get_engine())
+
+    assert slug(result) == "host-oom-killed"
+    assert result.initiating_rank == 1
+
+
 def test_a_mismatch_report_names_the_other_rank_when_that_rank_failed_on_its_own():
     text = (
         "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is "
