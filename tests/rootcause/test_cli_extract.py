@@ -224,3 +224,31 @@ def test_when_most_of_a_log_is_evidence_it_is_sent_whole(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "sending it whole" in result.stderr
     assert upload[1] == log.read_bytes()
+
+
+def test_the_traceback_read_after_a_message_is_kept():
+    # the OOM message printed before its traceback (hpcaitech/ColossalAI#3509's shape), the
+    # deciding frame further below it than the context kept around an error
+    frames = "".join(
+        f'  File "/env/site-packages/coati/trainer/layer{n}.py", line {n}, in call{n}\n'
+        f"    return self.call{n + 1}()\n"
+        for n in range(12)
+    )
+    log = (
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.12 GiB (GPU 5; "
+        "23.70 GiB total capacity; 22.00 GiB already allocated; 292.56 MiB free; 22.29 GiB "
+        "reserved in total by PyTorch)\n"
+        "wandb: Waiting for W&B process to finish... (failed 1).\n"
+        "Traceback (most recent call last):\n"
+        + frames
+        + '  File "/env/site-packages/colossalai/zero/sharded_optim/low_level_optim.py", line '
+        "480, in step\n"
+        "    self._update_fp32_params()\n"
+    )
+    # healthy lines after it too: the log's last lines are kept anyway
+    whole = healthy((), 9_000, 1) + log + "wandb: Run history:\n" + healthy((), 600, 2)
+
+    upload = sent(whole)
+
+    assert get_engine().diagnose(masked(whole)).failure.slug == "optimizer-state-oom"
+    assert service_view(upload) == service_view(whole)
