@@ -58,6 +58,9 @@
   var ISO = /(?<!\d)(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?!\d)/;
   var TRACEBACKISH = /^(?:$|\s|Traceback \(most recent|During handling|The above exception|[\^~]|File "|[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit|Failure)\b|[│┃╭╰])/;
   var FRAME_LINE = /^\s*File "[^"\n]{1,500}", line \d/;
+  // evidence.LOOKAHEAD_GAP, LOOKAHEAD_LINES and the exception line that ends a traceback.
+  var LOOKAHEAD_GAP = 6, LOOKAHEAD_LINES = 200;
+  var EXCEPTION_LINE = /^[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b/;
   var LAUNCHER_FIELD = /^\s*(?:exitcode|traceback|error_file|time|host)\s*:/;
   var LAUNCHER_RANK = /^\s*rank\s*:\s*(\d{1,5})\s*\(local_rank/;
   // rootcause/engine/scanning.py
@@ -174,9 +177,11 @@
     this.parsedCache = new Map();
     this.resolvedCache = new Map();
     this.low = lines.length;
+    this.high = -1;
   }
   Context.prototype.parsed = function (i) {
     if (i < this.low) this.low = i;
+    if (i > this.high) this.high = i;
     var info = this.parsedCache.get(i);
     if (info === undefined) {
       info = parseLine(this.lines[i]);
@@ -230,6 +235,30 @@
         return;
       }
       if (!this.inTraceback(j, info.text)) return;
+    }
+  };
+
+  Context.prototype.sameStream = function (me, info) {
+    if (info.host !== me.host) return false;
+    return !(me.explicit && info.rank !== me.rank) && !(!me.explicit && info.explicit);
+  };
+  // frames_after(): a message printed before its traceback. The traceback of i's stream that
+  // starts within LOOKAHEAD_GAP lines after i, read up to its exception line, its first line
+  // that is not part of it, or LOOKAHEAD_LINES lines.
+  Context.prototype.framesAfter = function (i) {
+    var me = this.resolve(i);
+    var n = this.lines.length, start = -1, j, info;
+    for (j = i + 1; j < Math.min(n, i + 1 + LOOKAHEAD_GAP); j++) {
+      info = this.parsed(j);
+      if (!this.sameStream(me, info)) continue;
+      if (/^\s*Traceback \(most recent call last\)/.test(info.text)) { start = j; break; }
+    }
+    if (start < 0) return;
+    for (j = start + 1; j < Math.min(n, start + 1 + LOOKAHEAD_LINES); j++) {
+      info = this.parsed(j);
+      if (!this.sameStream(me, info)) continue;
+      if (!this.inTraceback(j, info.text)) return;
+      if (EXCEPTION_LINE.test(info.text)) return;
     }
   };
 
@@ -417,6 +446,7 @@
         }
         var pattern = compiled.patterns[pid];
         ctx.low = k;
+        ctx.high = k;
         ctx.resolve(k);
         var after = 0;
         if (pattern.internal !== undefined) {
@@ -428,9 +458,10 @@
           }
         } else {
           if (pattern.kind === "error" || pattern.inFrame) ctx.tracebackWalk(k);
+          if (pattern.inFrame) ctx.framesAfter(k);
           if (pattern.kind === "error") after = o.around;
         }
-        keep(after ? ctx.low - o.around : ctx.low, k + after);
+        keep(after ? ctx.low - o.around : ctx.low, Math.max(k + after, ctx.high));
       });
       rankTailsOf(own, base, ranks, rankTails, o.rankTail);
     });
