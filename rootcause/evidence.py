@@ -128,6 +128,9 @@ class LineInfo:
     host: str | None
     explicit: bool  # the rank came from a stream prefix, not from words inside the line
     ts: float | None
+    # the rank is the local rank on the line's node: torchrun's `--tee` prefix `[default3]:`
+    # (TailLog's `[{role}{local_rank}]:`); the scan makes it global where the log tells how
+    local: bool = False
 
 
 def clean_line(line: str) -> str:
@@ -173,10 +176,12 @@ def parse_line(raw: str) -> LineInfo:
             stamp = _TS_PREFIX_RE.match(line)
             if stamp:
                 line = line[stamp.end() :]
+    local = False
     if rank is None:
         m = _RANK_PREFIX_RE.match(line)
         if m:
             rank, explicit = int(m.group("r1") or m.group("r2")), True
+            local = m.group(0).lstrip().startswith("[default")
             line = line[m.end() :]
             # `[rank0]:[rank0]:` appears when two launchers both prefix
             m2 = _RANK_PREFIX_RE.match(line)
@@ -188,6 +193,7 @@ def parse_line(raw: str) -> LineInfo:
         m = _GLUED_RE.match(line, glued)
         if m:
             rank, explicit = int(m.group(1)), True
+            local = m.group(0).startswith("[default")
             line = line[m.end() :]
     if line[:1] in "FC-":
         line = _ipython_frame(line)
@@ -214,7 +220,7 @@ def parse_line(raw: str) -> LineInfo:
     ts = parse_timestamp(stamp.group(0) if stamp else head)
     if ts is None and syslog_time:
         ts = parse_timestamp(syslog_time)
-    return LineInfo(text=line, rank=rank, host=host, explicit=explicit, ts=ts)
+    return LineInfo(text=line, rank=rank, host=host, explicit=explicit, ts=ts, local=local)
 
 
 def _ipython_frame(line: str) -> str:
@@ -366,7 +372,7 @@ class LineContext:
         if done is not None:
             return done
         info = self.parsed(i)
-        rank, ts = info.rank, info.ts
+        rank, ts, local = info.rank, info.ts, info.local
         launcher = _LAUNCHER_FIELD_RE.match(info.text) or _LAUNCHER_RANK_RE.match(info.text)
         if launcher and not info.explicit:
             rank = self._launcher_block_rank(i)
@@ -379,14 +385,16 @@ class LineContext:
                 if info.explicit and prev.rank != rank:
                     continue
                 if rank is None:
-                    rank = prev.rank
+                    rank, local = prev.rank, prev.local
                 if ts is None:
                     ts = prev.ts
                 if (rank is not None and ts is not None) or not is_tracebackish(prev.text):
                     break
                 if j in self._resolved:
                     break
-        resolved = LineInfo(info.text, rank, info.host, info.explicit, ts)
+        if launcher and not info.explicit:
+            local = False  # the summary's `rank :` field is the global rank
+        resolved = LineInfo(info.text, rank, info.host, info.explicit, ts, local)
         self._resolved[i] = resolved
         return resolved
 

@@ -66,6 +66,108 @@ DISTINCT_FIRST_SECONDS = 1.0
 _FP_NOISE_RE = re.compile(r"SequenceNumber=\d+,?\s*")
 
 
+# What a launcher says about the node it runs on: the elastic agent's rendezvous result
+# ("group_rank=1", "group_world_size=2", "global_ranks=[2, 3]" or, in torchelastic 0.2,
+# "workers={'local_ranks': [0], 'global_ranks': [1], ...}"), torchrun's own arguments
+# ("--nnodes=2 --node_rank=1 --nproc_per_node=4"), DeepSpeed's launcher ("nnodes=2,
+# num_local_procs=8, node_rank=0"). A worker's local rank becomes a global rank only from these.
+LAYOUT_RE = re.compile(
+    r"\b(?:group_rank|node_rank)[=:]\s?(?P<node>\d{1,5})\b|"
+    r"--node[_-]rank[= ](?P<node2>\d{1,5})\b|"
+    r"\bglobal_ranks'?(?:=|: )\[(?P<globals>[\d, ]{1,2000})\]|"
+    r"\b(?:local_world_size|num_local_procs)[=:]\s?(?P<lws>\d{1,5})\b|"
+    r"--nproc[_-]per[_-]node[= ](?P<lws2>\d{1,5})\b|"
+    r"\b(?:group_world_size|nnodes)[=:]\s?(?:\d{1,5}:)?(?P<nodes>\d{1,5})\b|"
+    r"--nnodes[= ](?:\d{1,5}:)?(?P<nodes2>\d{1,5})\b"
+)
+MAX_LAYOUT_HOSTS = 64
+
+
+@dataclass
+class NodeLayout:
+    """One node's place in the job, as far as its launcher's lines state it (None: not stated,
+    or stated twice with different values)."""
+
+    node_rank: int | None = None
+    local_world_size: int | None = None
+    global_ranks: tuple[int, ...] | None = None
+    nodes: int | None = None
+    _conflict: set[str] = field(default_factory=set)
+
+    def set(self, name: str, value: object) -> None:
+        if name in self._conflict:
+            return
+        old = getattr(self, name)
+        if old is not None and old != value:
+            # two nodes' launchers in one stream (per-node files concatenated): neither holds
+            self._conflict.add(name)
+            setattr(self, name, None)
+        else:
+            setattr(self, name, value)
+
+
+@dataclass
+class JobLayout:
+    """Node layouts by the host prefix of the lines that stated them (None: no prefix)."""
+
+    by_host: dict[str | None, NodeLayout] = field(default_factory=dict)
+    hosts: int = 0  # host prefixes among the keys of by_host
+
+    def observe(self, host: str | None, text: str) -> None:
+        layout = self.by_host.get(host)
+        if layout is None:
+            if len(self.by_host) >= MAX_LAYOUT_HOSTS:
+                return
+            layout = self.by_host[host] = NodeLayout()
+            self.hosts += host is not None
+        for m in LAYOUT_RE.finditer(text[:2000]):
+            node, lws, nodes = (
+                m.group("node") or m.group("node2"),
+                m.group("lws") or m.group("lws2"),
+                m.group("nodes") or m.group("nodes2"),
+            )
+            if node is not None:
+                layout.set("node_rank", int(node))
+            elif lws is not None:
+                layout.set("local_world_size", int(lws))
+            elif nodes is not None:
+                layout.set("nodes", int(nodes))
+            elif m.group("globals") is not None:
+                ranks = tuple(int(x) for x in re.findall(r"\d{1,5}", m.group("globals")))
+                layout.set("global_ranks", ranks or None)
+
+    def note_host(self, host: str | None) -> None:
+        """A host prefix seen on a line whose rank is local: two of them are two nodes."""
+        if host is not None and host not in self.by_host and len(self.by_host) < MAX_LAYOUT_HOSTS:
+            self.by_host[host] = NodeLayout()
+            self.hosts += 1
+
+    def multi_node(self) -> bool:
+        return (
+            any(
+                (n.nodes or 0) > 1 or (n.node_rank or 0) > 0 or "node_rank" in n._conflict
+                for n in self.by_host.values()
+            )
+            or len(self.by_host.keys() - {None}) > 1
+        )
+
+    def global_rank(self, local: int, host: str | None) -> int | None:
+        """The global rank of local rank `local` on the node of `host`; None when the log does
+        not give what that takes (a node other than the first, its size not stated)."""
+        layout = self.by_host.get(host)
+        if layout is not None:
+            if layout.global_ranks is not None and local < len(layout.global_ranks):
+                return layout.global_ranks[local]
+            if layout.node_rank == 0:
+                return local
+            if layout.node_rank is not None and layout.local_world_size:
+                if local >= layout.local_world_size:
+                    return None
+                return layout.node_rank * layout.local_world_size + local
+        # no layout for this node: its local rank is the global one only on a one-node job
+        return None if self.multi_node() else local
+
+
 @dataclass
 class FirstError:
     """Where a rank's first error of some class sits: time when known, then position."""
@@ -87,13 +189,15 @@ class CrossRankEvidence:
     launcher_root: int | None = None
     # the first worker the elastic agent reported as failed ("failed (exitcode: 1) local_rank: 3"),
     # with its exit code: the agent stops the others because of it (SIGTERM lines come next)
-    launcher_failed: tuple[int, int] | None = None
+    # (the local rank is turned into a global one through `layout`; None when it cannot be)
+    launcher_failed: tuple[int | None, int] | None = None
     # "Rank A is running collective X, but Rank B is running Y" reports: (A, B) pairs
     mismatch_pairs: set[tuple[int, int]] = field(default_factory=set)
     # ranks whose own stream shows a traceback or an exception line
     troubled: set[int] = field(default_factory=set)
     crashed: set[int] = field(default_factory=set)  # launcher summary: died of a crash signal
     watchdog: set[int] = field(default_factory=set)  # ranks whose own watchdog caught a failure
+    layout: JobLayout = field(default_factory=JobLayout)
 
     def observe(self, rank: int | None, text: str) -> None:
         """Feed one line; only the patterns above are looked for, on a bounded head."""

@@ -57,6 +57,14 @@ INTERNAL = {
     ),
     "launcher_rank": r"rank\s*:?\s*\d+\s*\(local[_ ]rank",
     "launcher_failed": r"\bfailed \(exitcode: -?\d+\) (?:local_rank|for binary)",
+    # torchrun's `--tee` prefix (a local rank) behind a host prefix: how many nodes the log shows
+    "tee_host": r"^[A-Za-z0-9_.<>-]{1,64}: \[default\d",
+    # what the launcher says of the node it runs on (group_rank=1, --nproc_per_node=4, ...)
+    "layout": (
+        r"\b(?:group_rank|node_rank)[=:]\s?\d|--node[_-]rank[= ]\d|\bglobal_ranks'?(?:=|: )\[|"
+        r"\b(?:local_world_size|num_local_procs|group_world_size|nnodes)[=:]\s?\d|"
+        r"--nproc[_-]per[_-]node[= ]\d|--nnodes[= ]\d"
+    ),
     # a failure the run says it handled: the batch skipped, the read retried until it worked
     "recovery": (
         r"(?i)\bskipping (?:this |the )?batch\b|\bskipped (?:this |the )?batch\b|"
@@ -166,6 +174,7 @@ class Scanner:
         self.internal_base = len(signals)
         self.internal_names = list(INTERNAL)
         self.marker_base = self.internal_base + len(INTERNAL)
+        self.tee_host_pid = self.internal_base + self.internal_names.index("tee_host")
         self.matcher = Matcher(
             [s.regex.pattern for s in signals] + list(INTERNAL.values()) + RANK_MARKERS,
             single=set(range(self.marker_base, self.marker_base + len(RANK_MARKERS))),
@@ -196,6 +205,11 @@ class Scanner:
             for line_index, pid in hits:
                 if pid >= self.marker_base:
                     scan.ranks_seen.add(pid - self.marker_base)
+                elif pid == self.tee_host_pid:
+                    # on every such line, so only a slice until a second host is seen
+                    if scan.evidence.layout.hosts < 2:
+                        raw = window[offset + line_index]
+                        scan.evidence.layout.note_host(raw[: raw.find(": [default")])
                 elif pid >= self.internal_base:
                     self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
                 else:
@@ -219,6 +233,19 @@ class Scanner:
         self, scan: Scan, ctx: LineContext, source: int, i: int, lineno: int, pid: int
     ) -> None:
         info = ctx.resolve(i)
+        if info.rank is not None and not info.explicit and "failed (exitcode" in info.text[:1000]:
+            # the elastic agent names the worker by its local rank on that agent's node
+            f = LAUNCHER_FAILED_RE.search(info.text[:1000])
+            if f:
+                local = int(f.group("a") or f.group("b"))
+                info = replace(info, rank=scan.evidence.layout.global_rank(local, info.host))
+        elif info.local and info.rank is not None:
+            # `node-2: [default1]:` is local rank 1 of that node: global only where the log
+            # gives the node's place; on a one-node job the local rank is the global one
+            layout = scan.evidence.layout
+            layout.note_host(info.host)
+            if layout.multi_node():
+                info = replace(info, rank=layout.global_rank(info.rank, info.host))
         if info.rank is None and scan.source_ranks[source] is not None:
             info = replace(info, rank=scan.source_ranks[source])
         if info.rank is not None:
@@ -312,10 +339,13 @@ class Scanner:
         elif name == "launcher_failed":
             f = LAUNCHER_FAILED_RE.search(info.text[:1000])
             if f and scan.evidence.launcher_failed is None:
+                local = int(f.group("a") or f.group("b"))
                 scan.evidence.launcher_failed = (
-                    int(f.group("a") or f.group("b")),
+                    scan.evidence.layout.global_rank(local, info.host),
                     int(f.group("code")),
                 )
+        elif name == "layout":
+            scan.evidence.layout.observe(info.host, info.text)
         elif name == "recovery":
             if len(scan.recoveries) < MAX_ANCHORS:
                 scan.recoveries.append((source, lineno))

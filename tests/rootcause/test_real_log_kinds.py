@@ -422,3 +422,176 @@ def test_multiprocessing_child_header_names_the_rank():
 
     assert slug(result) == "shape-mismatch"
     assert result.initiating_rank == 2
+
+
+# --- ranks given by host and local rank ------------------------------------------------------
+
+_AGENT_FAILED = (
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: {local} "
+    "(pid: 17966) of binary: /usr/bin/python\n"
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+)
+
+
+def _diagnose_text(text: str) -> DiagnosisResult:
+    return get_engine().diagnose([text])
+
+
+def test_agent_local_rank_on_the_second_node_becomes_its_global_rank_torchelastic_02():
+    # Lightning-AI/pytorch-lightning#3029: torchelastic's rendezvous result on the second node,
+    # "group_rank=1 ... workers={'local_ranks': [0], 'global_ranks': [1], ...}"
+    text = (
+        "[default] Rendezvous complete for workers.\n"
+        "Result:\n"
+        "\trestart_count=3\n"
+        "\tgroup_rank=1\n"
+        "\tgroup_world_size=2\n"
+        "\tworkers={'local_ranks': [0], 'global_ranks': [1], 'role_ranks': [1], "
+        "'world_size': 2, 'role_world_size': 2}\n"
+        "[default] Starting worker group\n" + _AGENT_FAILED.format(local=0)
+    )
+    result = _diagnose_text(text)
+
+    assert slug(result) == "elastic-child-failed"
+    assert result.initiating_rank == 1  # not the agent's local rank 0
+
+
+def test_agent_local_rank_with_node_rank_and_nproc_per_node_stated():
+    # pytorch/pytorch#123808's command line ("torchrun --nproc_per_node=4 --nnodes=1
+    # --node_rank=0"), here on the second of two nodes: global = 1 * 4 + 2
+    text = (
+        "+ torchrun --nproc_per_node=4 --nnodes=2 --node_rank=1 llama.py\n"
+        + _AGENT_FAILED.format(local=2)
+    )
+    result = _diagnose_text(text)
+
+    assert slug(result) == "elastic-child-failed"
+    assert result.initiating_rank == 6
+
+
+def test_agent_local_rank_on_a_later_node_without_its_size_is_unknown_not_wrong():
+    # pytorch/pytorch#182223's launch ("--nnodes=1:2 --node_rank=1"), without --nproc_per_node:
+    # local rank 1 on node 1 is not rank 1, and the node's size is not stated
+    text = "torchrun --nnodes=1:2 --node_rank=1 --rdzv_backend=c10d lstm_torch.py\n" + (
+        _AGENT_FAILED.format(local=1)
+    )
+    result = _diagnose_text(text)
+
+    assert slug(result) == "elastic-child-failed"
+    assert result.initiating_rank is None
+
+
+def test_two_nodes_launchers_in_one_paste_make_the_local_rank_unknown():
+    # per-node agent outputs pasted one after the other: two rendezvous results (group_rank=0,
+    # then 1, as in Lightning-AI/pytorch-lightning#3029) and no host prefix to tell them apart
+    block = "[default] Rendezvous complete for workers.\nResult:\n\tgroup_rank={g}\n"
+    text = block.format(g=0) + block.format(g=1) + _AGENT_FAILED.format(local=1)
+    result = _diagnose_text(text)
+
+    assert result.initiating_rank is None
+
+
+def test_on_one_node_the_agent_local_rank_is_the_rank():
+    # showlab/EgoVLP#21: "failed (exitcode: -9) local_rank: 3" on "a single A5000 Node with 4
+    # GPUS", the rendezvous result saying group_rank=0
+    text = "Result:\n  group_rank=0\n  group_world_size=1\n" + _AGENT_FAILED.format(local=3)
+    result = _diagnose_text(text)
+
+    assert result.initiating_rank == 3
+    # and with nothing said about nodes, as today: a one-node run
+    assert _diagnose_text(_AGENT_FAILED.format(local=3)).initiating_rank == 3
+
+
+def test_root_cause_rank_field_is_preferred_over_the_agents_local_rank():
+    # torchrun's summary: "rank : 5 (local_rank: 1)" is the global rank; the agent's own line
+    # only knows local rank 1 of the second node (nothing gives the node's size)
+    text = (
+        "torchrun --nnodes=2 --node_rank=1 train.py\n"
+        + _AGENT_FAILED.format(local=1)
+        + "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2024-04-11_10:00:00\n"
+        "  host      : node-2\n"
+        "  rank      : 5 (local_rank: 1)\n"
+        "  exitcode  : 1 (pid: 17966)\n"
+    )
+    result = _diagnose_text(text)
+
+    assert result.initiating_rank == 5
+
+
+def test_pdsh_host_prefixed_layouts_convert_each_node_separately():
+    # huggingface/accelerate#1317: DeepSpeed's launcher on each node, behind pdsh's host prefix
+    # ("104.171.201.172: ... nnodes=2, num_local_procs=8, node_rank=0"); here an elastic agent
+    # behind the same prefix reports local rank 2 of the node whose node_rank is 1
+    text = (
+        "node-a1: [INFO] [launch.py:235:main] nnodes=2, num_local_procs=8, node_rank=0\n"
+        "node-b2: [INFO] [launch.py:235:main] nnodes=2, num_local_procs=8, node_rank=1\n"
+        "node-b2: " + _AGENT_FAILED.format(local=2).replace("\n", "\nnode-b2: ", 1)
+    )
+    result = _diagnose_text(text)
+
+    assert result.initiating_rank == 10
+
+
+_TEE_OOM = (
+    "{host}: [default{local}]:Traceback (most recent call last):\n"
+    '{host}: [default{local}]:  File "train.py", line 40, in <module>\n'
+    "{host}: [default{local}]:    loss.backward()\n"
+    "{host}: [default{local}]:torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to "
+    "allocate 2.00 GiB (GPU {local}; 79.15 GiB total capacity; 75.10 GiB already allocated)\n"
+)
+
+
+def test_tee_prefix_behind_a_host_is_a_local_rank_made_global_by_the_nodes_layout():
+    # torchrun --tee prefixes a worker's lines with TailLog's "[{role}{local_rank}]:"
+    # ("[default1]:"), and pdsh puts the host in front (huggingface/accelerate#1317:
+    # "104.171.201.172: ... nnodes=2, num_local_procs=8, node_rank=0"): local rank 1 of the
+    # node with node_rank 1 and 8 processes a node is rank 9
+    text = (
+        "node-a1: [INFO] [launch.py:235:main] nnodes=2, num_local_procs=8, node_rank=0\n"
+        "node-b2: [INFO] [launch.py:235:main] nnodes=2, num_local_procs=8, node_rank=1\n"
+        + _TEE_OOM.format(host="node-b2", local=1)
+    )
+    result = _diagnose_text(text)
+
+    assert slug(result) == "activation-oom"
+    assert result.initiating_rank == 9
+
+
+def test_tee_prefix_behind_two_hosts_without_a_layout_is_not_a_global_rank():
+    # two nodes' "[default0]:" streams and nothing that says which node is which: local rank 0
+    # of node-b2 is not rank 0, so no rank is named rather than a wrong one
+    text = (
+        "node-a1: [default0]:step 10 loss 2.31\n"
+        "node-b2: [default0]:step 10 loss 2.29\n" + _TEE_OOM.format(host="node-b2", local=0)
+    )
+    result = _diagnose_text(text)
+
+    assert slug(result) == "activation-oom"
+    assert result.initiating_rank is None
+
+
+def test_tee_prefix_on_one_node_stays_the_rank():
+    # one node, no host prefix: "[default1]:" is local rank 1, which is rank 1
+    text = _TEE_OOM.format(host="x", local=1).replace("x: ", "")
+    result = _diagnose_text(text)
+
+    assert result.initiating_rank == 1
+
+
+def test_nccl_device_index_is_not_a_rank():
+    # pytorch/pytorch#124380: "10-12-3-162:7991:8061 [1] proxy.cc:1533 NCCL WARN ... from
+    # localRank 2": host:pid:tid, then the CUDA device index, which names no rank
+    text = (
+        "10-12-3-162:7991:8061 [1] proxy.cc:1533 NCCL WARN [Service thread] Could not receive "
+        "type from localRank 2, res=3, closed=0\n"
+        "10-12-3-162:7992:8059 [2] misc/socket.cc:50 NCCL WARN socketProgress: Connection "
+        "closed by remote peer 10-12-3-162<55133>\n"
+    )
+    result = _diagnose_text(text)
+
+    assert result.initiating_rank not in (1, 2)
