@@ -595,3 +595,32 @@ def test_nccl_device_index_is_not_a_rank():
     result = _diagnose_text(text)
 
     assert result.initiating_rank not in (1, 2)
+
+
+def test_deepspeed_exit_line_local_rank_names_no_rank():
+    # deepspeedai/DeepSpeedExamples#626: "[launch.py:324:sigkill_handler] [..., '--local_rank=1',
+    # ...] exits with return code = -11" on two GPUs: DeepSpeed's launcher prints the command of
+    # the last worker it started with the failed one's code, so the local rank there names
+    # nobody; behind a pdsh host prefix neither
+    line = (
+        "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/venv/bin/python3.10', "
+        "'-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', 'ds.json'] exits with return "
+        "code = -11\n"
+    )
+    for text in (line, "worker-1: " + line):
+        result = _diagnose_text(text)
+
+        assert slug(result) == "elastic-child-failed"
+        assert result.initiating_rank is None
+
+
+def test_rank_prefix_behind_a_host_is_already_global():
+    # the `[rank9]:` prefix is the global rank, whatever node prints it (the layout of
+    # huggingface/accelerate#1317's second node is not applied to it)
+    text = "node-b2: [INFO] [launch.py:235:main] nnodes=2, num_local_procs=8, node_rank=1\n" + (
+        _TEE_OOM.format(host="node-b2", local=9).replace("[default9]", "[rank9]")
+    )
+    result = _diagnose_text(text)
+
+    assert slug(result) == "activation-oom"
+    assert result.initiating_rank == 9
