@@ -250,5 +250,6 @@ def test_the_traceback_read_after_a_message_is_kept():
 
     upload = sent(whole)
 
-    assert get_engine().diagnose(masked(whole)).failure.slug == "optimizer-state-oom"
+    failure = get_engine().diagnose(masked(whole)).failure
+    assert failure is not None and failure.slug == "optimizer-state-oom"
     assert service_view(upload) == service_view(whole)
