@@ -191,3 +191,9 @@ def actor_of(request: HttpRequest | Request) -> Actor:
         actor = actor_for_visitor(django_request)
     django_request.__dict__[cache] = actor
     return actor
+
+
+def forget_actor(request: Request) -> None:
+    """Drops the actor kept on a DRF request: the next `actor_of` resolves it again (after the
+    request's user and auth were replaced, e.g. by nobody when a token is refused late)."""
+    request._request.__dict__.pop(_CACHE_API, None)

@@ -11,7 +11,11 @@ from rest_framework.request import Request
 
 from accounts import selectors, services
 from accounts.models import ApiToken
-from accounts.throttles import record_failure, refuse_if_too_many_failures
+from accounts.throttles import (
+    CHECKED_WITH_THROTTLES,
+    record_failure,
+    refuse_if_too_many_failures,
+)
 
 
 class TokenUser(AnonymousUser):
@@ -37,12 +41,18 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].lower() not in self.keywords:
             return None  # no token: the session (or nobody) is the caller
-        refuse_if_too_many_failures(request)
+        later = getattr(request, CHECKED_WITH_THROTTLES, False)
+        if not later:
+            refuse_if_too_many_failures(request)
         if len(header) != 2:
+            if later:
+                refuse_if_too_many_failures(request)
             record_failure(request)
             raise exceptions.AuthenticationFailed("Malformed Authorization header.")
         token = selectors.token_for_secret(header[1].decode("latin-1"))
         if token is None:
+            if later:
+                refuse_if_too_many_failures(request)
             record_failure(request)
             # One answer for malformed, unknown, revoked and expired: no oracle for guessing.
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API token.")

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Lower
 from django.http import Http404
 from django.utils import timezone
@@ -119,6 +119,13 @@ def managers_of(organization: Organization) -> QuerySet[User]:
         memberships__organization=organization,
         memberships__role__in=MANAGER_ROLES,
     ).order_by("id")
+
+
+def has_verified_manager(organization: Organization) -> bool:
+    """Whether an active owner or admin has a verified current address: `has_verified_email` of
+    each of `managers_of`, in one query (the tier of every submission asks it)."""
+    verified = VerifiedEmail.objects.filter(user=OuterRef("pk"), email=Lower(OuterRef("email")))
+    return managers_of(organization).exclude(email="").filter(Exists(verified)).exists()
 
 
 def require_organization(actor: Actor) -> Organization:

@@ -2,10 +2,13 @@
 
 Only failures count: a CI fleet behind one address with valid tokens is never held back, while
 someone trying tokens gets 429 problem+json with Retry-After past THROTTLE_FAILED_TOKENS_PER_ADDRESS
-— before the lookup, so a right guess during the wait is refused too.
+— before the lookup (or, on a view that reads it with its own throttles, right after the lookup
+and before anything else), so a right guess during the wait is refused too.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.conf import settings
 from rest_framework import exceptions
@@ -15,25 +18,41 @@ from rest_framework.throttling import SimpleRateThrottle
 from accounts.actors import client_address
 
 
-class _FailedTokens(SimpleRateThrottle):
+class FailedTokens(SimpleRateThrottle):
+    """The failures from the request's address in the window; `allow_request` only reads them
+    (a request is counted by `record_failure`, and only when its token is refused)."""
+
     scope = "failed-token-auth"
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self) -> None:
         self.rate = settings.THROTTLE_FAILED_TOKENS_PER_ADDRESS
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        self.key = self.cache_format % {"scope": self.scope, "ident": client_address(request)}
+
+    def get_cache_key(self, request: Request, view: Any = None) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
+
+    def allow_request(self, request: Request, view: Any = None) -> bool:
+        self.key = self.get_cache_key(request, view)
         self.now = self.timer()
         window = self.duration or 0
         self.history = [t for t in self.cache.get(self.key, []) if t > self.now - window]
+        return self.num_requests is None or len(self.history) < self.num_requests
 
 
 def refuse_if_too_many_failures(request: Request) -> None:
-    throttle = _FailedTokens(request)
-    if throttle.num_requests is not None and len(throttle.history) >= throttle.num_requests:
+    throttle = FailedTokens()
+    if not throttle.allow_request(request):
         raise exceptions.Throttled(wait=throttle.wait())
 
 
 def record_failure(request: Request) -> None:
-    throttle = _FailedTokens(request)
+    throttle = FailedTokens()
+    throttle.allow_request(request)
     throttle.history.insert(0, throttle.now)
     throttle.cache.set(throttle.key, throttle.history, throttle.duration)
+
+
+# A view that checks the failures together with its own throttles, in one cache round trip,
+# sets this on the request before authentication: a valid token is then refused during the wait
+# by the view's check (before anything else is done), a wrong one still here, before it counts.
+CHECKED_WITH_THROTTLES = "failed_tokens_checked_with_throttles"

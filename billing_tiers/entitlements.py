@@ -72,8 +72,7 @@ def _organization_standing(organization: Organization) -> tuple[Tier, Evaluation
     if accounts_selectors.workplace_domain(organization):
         evaluation = active_evaluation(organization)
         return (Tier.SCALE, evaluation) if evaluation else (Tier.WORKPLACE, None)
-    managers = accounts_selectors.managers_of(organization)
-    if any(accounts_selectors.has_verified_email(manager) for manager in managers):
+    if accounts_selectors.has_verified_manager(organization):
         return Tier.VERIFIED, None
     return Tier.FREE, None
 

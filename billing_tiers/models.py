@@ -66,6 +66,9 @@ class QuotaCharge(models.Model):
     idempotency_key = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     refunded_at = models.DateTimeField(null=True, blank=True)
+    # Not a column: the day's count right after this charge took its unit (charge_quota sets it,
+    # for the answer's quota headers); None on a charge read back from the database.
+    used_today: int | None = None
 
     class Meta:
         constraints = [

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -113,9 +113,10 @@ def charge_quota(
 
     Call it inside the transaction that creates what is charged for (the diagnosis): if that
     transaction rolls back, no unit was taken. `reference` (the diagnosis id) lets the pipeline
-    find the charge to refund. Exact under concurrency on PostgreSQL: one conditional UPDATE
+    find the charge to refund. Exact under concurrency on PostgreSQL: one upsert (`_take_unit`)
     increments the usage row only while `used < limit`; concurrent charges queue on its row lock
-    and each re-checks the condition against the committed count.
+    and each re-checks the condition against the committed count. The returned charge's
+    `used_today` is the day's count right after it (for the answer's quota headers).
 
     With an `idempotency_key`, a second charge of the same subject and key returns the first
     charge (the same row) instead of taking another unit, even when the two race: the second
@@ -130,36 +131,77 @@ def charge_quota(
         existing = QuotaCharge.objects.filter(subject=subject, idempotency_key=key).first()
         if existing is not None:
             return existing
+    if entitlements.daily_diagnoses <= 0:
+        raise _quota_exceeded(entitlements, now)
+    if not key:
+        # No savepoint: the unit is taken first, and a refusal has written nothing, so it leaves
+        # the caller's transaction usable. The charge's INSERT cannot conflict (its reference is
+        # new), and if it fails anyway the caller's transaction rolls back with the unit.
+        with transaction.atomic(savepoint=False):
+            used = _take_unit(subject, day, entitlements.daily_diagnoses)
+            if used is not None:
+                charge = _record_charge(subject, day, entitlements, reference, key, used)
+        if used is None:
+            raise _quota_exceeded(entitlements, now)
+        return charge
     try:
-        # A savepoint inside the caller's transaction: a refusal or a lost race leaves nothing
-        # behind even if the caller catches the error and carries on.
+        # With a key, a savepoint inside the caller's transaction: a lost race (the other
+        # request's charge of the same key) or a refusal leaves nothing behind even if the caller
+        # catches the error and carries on. The charge is written first, as the refund does, so
+        # the two take their locks in the same order.
         with transaction.atomic():
-            charge = QuotaCharge.objects.create(
-                subject=subject,
-                day=day,
-                tier=entitlements.tier,
-                reference=str(reference),
-                idempotency_key=key,
-            )
-            # INSERT … ON CONFLICT DO NOTHING: the first charge of the day creates the row.
-            QuotaUsage.objects.bulk_create(
-                [QuotaUsage(subject=subject, day=day)], ignore_conflicts=True
-            )
-            admitted = QuotaUsage.objects.filter(
-                subject=subject, day=day, used__lt=entitlements.daily_diagnoses
-            ).update(used=F("used") + 1)
-            if not admitted:
+            charge = _record_charge(subject, day, entitlements, reference, key, None)
+            used = _take_unit(subject, day, entitlements.daily_diagnoses)
+            if used is None:
                 raise _quota_exceeded(entitlements, now)
+            charge.used_today = used
     except IntegrityError:
-        existing = (
-            QuotaCharge.objects.filter(subject=subject, idempotency_key=key).first()
-            if key
-            else None
-        )
+        existing = QuotaCharge.objects.filter(subject=subject, idempotency_key=key).first()
         if existing is None:
             raise
         return existing
     return charge
+
+
+def _record_charge(
+    subject: str,
+    day: date,
+    entitlements: Entitlements,
+    reference: str | uuid.UUID,
+    key: str,
+    used: int | None,
+) -> QuotaCharge:
+    charge = QuotaCharge.objects.create(
+        subject=subject,
+        day=day,
+        tier=entitlements.tier,
+        reference=str(reference),
+        idempotency_key=key,
+    )
+    charge.used_today = used
+    return charge
+
+
+def _take_unit(subject: str, day: date, limit: int) -> int | None:
+    """One statement takes the unit and returns the day's new count, or None when none is left.
+
+    It creates the day's row with the first charge, or adds one while `used < limit`. On a
+    conflict PostgreSQL locks the row and checks the condition against its latest committed
+    version, so concurrent charges queue on the row and none passes the limit; a refusal writes
+    nothing. The count it returns is what the answer's quota headers tell, with no other read.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_CHARGE_SQL, [subject, day, limit])
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+# QuotaUsage's table, spelt out (a literal, never built from names).
+_CHARGE_SQL = (
+    'INSERT INTO "billing_tiers_quotausage" ("subject", "day", "used") VALUES (%s, %s, 1) '
+    'ON CONFLICT ("subject", "day") DO UPDATE SET "used" = "billing_tiers_quotausage"."used" + 1 '
+    'WHERE "billing_tiers_quotausage"."used" < %s RETURNING "used"'
+)
 
 
 def refund_quota(*, charge: QuotaCharge) -> bool:

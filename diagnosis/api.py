@@ -13,6 +13,7 @@ from typing import Any, cast
 from urllib.parse import unquote
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -21,7 +22,7 @@ from drf_spectacular.utils import (
     extend_schema,
     inline_serializer,
 )
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.exceptions import NotAuthenticated, UnsupportedMediaType
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -30,10 +31,18 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
-from accounts.actors import SCOPE_DIAGNOSES_READ, SCOPE_DIAGNOSES_WRITE, Actor, actor_of
+from accounts.actors import (
+    SCOPE_DIAGNOSES_READ,
+    SCOPE_DIAGNOSES_WRITE,
+    Actor,
+    actor_of,
+    forget_actor,
+)
+from accounts.models import ApiToken
 from accounts.selectors import require_scope
+from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
 from billing_tiers.entitlements import Entitlements
-from billing_tiers.selectors import quota_status, rate_limit_headers
+from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers
 from config.problems import ApplicationError, PayloadTooLarge
 from diagnosis import selectors, services
 from diagnosis.intake import body_chunks, gunzip_if_needed
@@ -48,7 +57,12 @@ from diagnosis.serializers import (
     WaitSerializer,
 )
 from diagnosis.services import JobMetadata
-from diagnosis.throttles import SubmissionsPerAddress, SubmissionsPerOrganization
+from diagnosis.throttles import (
+    GateRefused,
+    SubmissionsPerAddress,
+    SubmissionsPerOrganization,
+    throttle_waits,
+)
 
 
 def _problem(description: str) -> OpenApiResponse:
@@ -189,6 +203,8 @@ class QuotaHeadersApiView(APIView):
     quota_actor: Actor | None = None
     # Its tier, when the call worked it out already (a submission): it takes a few queries.
     quota_entitlements: Entitlements | None = None
+    # The quota itself, when the call knows it already (a submission's charge returns the count).
+    quota_known: QuotaStatus | None = None
 
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any
@@ -196,7 +212,7 @@ class QuotaHeadersApiView(APIView):
         response = super().finalize_response(request, response, *args, **kwargs)
         # A failed authentication (401) has no caller whose quota we could tell.
         if response.status_code != 401 and "RateLimit-Limit" not in response:
-            status = quota_status(
+            status = self.quota_known or quota_status(
                 self.quota_actor or actor_of(request), entitlements=self.quota_entitlements
             )
             for header, value in rate_limit_headers(status).items():
@@ -217,6 +233,32 @@ class DiagnosisListApi(QuotaHeadersApiView):
         if self.request.method == "POST":
             return [SubmissionsPerAddress(), SubmissionsPerOrganization()]
         return super().get_throttles()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if request.method == "POST":
+            # A valid token's check of its address' failures is made below, with the burst
+            # limits; a wrong token is still checked before it counts (accounts/throttles.py).
+            setattr(request, CHECKED_WITH_THROTTLES, True)
+        super().initial(request, *args, **kwargs)
+
+    def check_throttles(self, request: Request) -> None:
+        if request.method != "POST":
+            super().check_throttles(request)
+            return
+        # The failed-token count and both burst limits are read in one cache round trip, and
+        # the limits written in one: not five.
+        throttles = [SubmissionsPerAddress(), SubmissionsPerOrganization()]
+        gate = FailedTokens() if isinstance(request.auth, ApiToken) else None
+        try:
+            waits = throttle_waits(throttles, request, self, gate=gate)
+        except GateRefused as refused:
+            # Answered as a wrong token is during the wait: as nobody, nothing counted, so the
+            # answer cannot tell a right guess from a wrong one.
+            request.user, request.auth = AnonymousUser(), None
+            forget_actor(request)
+            raise exceptions.Throttled(wait=refused.wait) from None
+        if waits:
+            raise exceptions.Throttled(wait=max((w for w in waits if w is not None), default=None))
 
     @extend_schema(
         operation_id="diagnoses_list",
@@ -352,6 +394,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
         )
         self.quota_actor = submission.actor
         self.quota_entitlements = submission.entitlements
+        self.quota_known = submission.quota
         diagnosis = submission.diagnosis
         diagnosis.refresh_from_db()
         location = f"/api/v1/diagnoses/{diagnosis.id}"

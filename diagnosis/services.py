@@ -31,7 +31,12 @@ from accounts.selectors import masking_rules_of, require_manager
 from accounts.services import create_personal_organization
 from billing_tiers.entitlements import Entitlements
 from billing_tiers.errors import QuotaExceeded
-from billing_tiers.selectors import entitlements_for, entitlements_for_organization
+from billing_tiers.selectors import (
+    QuotaStatus,
+    entitlements_for,
+    entitlements_for_organization,
+    next_reset,
+)
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
 from config.problems import (
     ApplicationError,
@@ -119,6 +124,9 @@ class Submission:
     # The actor's tier, as worked out once for the quota check and the charge (None for a
     # repeated Idempotency-Key, which is charged nothing).
     entitlements: Entitlements | None = None
+    # The quota right after this submission's charge, from the charge itself (None if unknown):
+    # the answer's headers need no other read.
+    quota: QuotaStatus | None = None
 
 
 class KeyAlreadyUsed(Conflict):
@@ -286,7 +294,9 @@ def submit_diagnosis(
                 # charged anew).
                 earlier = _by_idempotency_key(actor, key_digest)
                 if earlier is None:
-                    charge_quota(actor=actor, reference=diagnosis_id, entitlements=entitlements)
+                    charge = charge_quota(
+                        actor=actor, reference=diagnosis_id, entitlements=entitlements
+                    )
             if earlier is None:
                 diagnosis = Diagnosis.objects.create(
                     id=diagnosis_id,
@@ -318,8 +328,23 @@ def submit_diagnosis(
     if earlier is not None:
         store.delete(raw_key)
         return _repeated(actor, earlier, body_digest)
+    quota = None
+    if charge.used_today is not None:
+        limit = entitlements.daily_diagnoses
+        quota = QuotaStatus(
+            tier=entitlements.tier,
+            limit=limit,
+            used=charge.used_today,
+            remaining=max(0, limit - charge.used_today),
+            reset=next_reset(timezone.now()),
+        )
     return Submission(
-        diagnosis, created=True, actor=actor, access_key=access_key, entitlements=entitlements
+        diagnosis,
+        created=True,
+        actor=actor,
+        access_key=access_key,
+        entitlements=entitlements,
+        quota=quota,
     )
 
 

@@ -47,6 +47,24 @@ def test_a_verified_owner_makes_the_organisation_verified_for_every_member(
     assert _tier(acme_api) == ("verified", 10)
 
 
+def test_an_owner_verified_at_another_address_or_inactive_does_not_lift_the_organisation(
+    alice, acme_api
+):
+    # The tier asks, in one query, whether an active manager's *current* address is verified,
+    # compared case-insensitively as has_verified_email does.
+    mark_email_verified(user=alice)
+    alice.email = alice.email.upper()
+    alice.save(update_fields=["email"])
+    assert _tier(acme_api) == ("verified", 10)
+    alice.email = "alice@elsewhere.example"
+    alice.save(update_fields=["email"])
+    assert _tier(acme_api) == ("free", 3)
+    mark_email_verified(user=alice)
+    alice.is_active = False
+    alice.save(update_fields=["is_active"])
+    assert _tier(acme_api) == ("free", 3)
+
+
 def test_a_verified_member_without_a_role_does_not_lift_the_organisation(bob, bob_api):
     mark_email_verified(user=bob)
 

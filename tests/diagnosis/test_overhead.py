@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import connection
 from django.test import override_settings
@@ -48,6 +49,42 @@ def test_a_submission_works_out_the_tier_once(acme_api: Any) -> None:
     assert response["RateLimit-Limit"] == "3"
     assert response["RateLimit-Remaining"] == "2"
     assert Diagnosis.objects.count() == 1
+
+
+def test_a_submission_charges_in_one_statement_and_reads_the_quota_once(
+    acme_api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The charge takes the unit and returns the new count in one statement (no savepoint, no
+    # second read for the answer's headers); the two burst limits are read in one Redis round
+    # trip and written in one.
+    commands: list[str] = []
+    execute = redis.Redis.execute_command
+
+    def counted(self: redis.Redis, *args: Any, **options: Any) -> Any:
+        commands.append(str(args[0]).upper())
+        return execute(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", counted)
+    acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")  # the day's row exists
+    commands.clear()
+    with CaptureQueriesContext(connection) as queries:
+        response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+
+    assert response.status_code == 202
+    assert response["RateLimit-Remaining"] == "1"
+    sql = [query["sql"] for query in queries.captured_queries]
+    # One read before staging (an upload over quota is never staged), none after the charge.
+    assert sum(s.startswith('SELECT "billing_tiers_quotausage"') for s in sql) == 1
+    assert sum('"billing_tiers_quotausage"' in s and "RETURNING" in s for s in sql) == 1
+    assert not any(s.startswith('UPDATE "billing_tiers_quotausage"') for s in sql)
+    # The test's own transaction is one savepoint; the charge adds none.
+    assert sum(s.startswith("SAVEPOINT") for s in sql) == 1
+    # The token; the tier (domains, a verified manager); the quota; the masking rules; the
+    # test's savepoint; the charge (two statements); the row; its release; the row read back.
+    assert len(sql) <= 11
+    # The address' failed tokens and both burst limits: one MGET, no GET of its own for each.
+    assert commands.count("GET") == 0
+    assert commands.count("MGET") == 1
 
 
 # --- The worker: one message runs every stage, each still claimed on its own ------------------
