@@ -251,5 +251,6 @@ def test_the_traceback_read_after_a_message_is_kept():
     upload = sent(whole)
 
     failure = get_engine().diagnose(masked(whole)).failure
-    assert failure is not None and failure.slug == "optimizer-state-oom"
+    assert failure is not None
+    assert failure.slug == "optimizer-state-oom"
     assert service_view(upload) == service_view(whole)
