@@ -8,7 +8,9 @@ UTF-8 alone does not: logs carry a stray Latin-1 byte, a cp437 progress bar
 or a half-written character, and masking and matching read them with replacement characters.
 Only a head that is mostly undecodable is refused, since little of it could be read: a Russian
 log in cp1251 is (each letter is an invalid byte); a Chinese one in GBK with English tracebacks is
-not, and is diagnosed on the lines that can be read.
+not, and is diagnosed on the lines that can be read. Control characters other than those a
+terminal's output carries (tab, line breaks, form feed, backspace, escape) mean binary by their
+share too: compressed or encrypted data holds one byte in ten of them, a log almost none.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ MAX_UNDECODABLE = 0.5
 # ELF or a pickle has one every few bytes; a crashed writer's log, one or a few per 8 KiB).
 MAX_NUL_RUNS_SHARE = 0.01
 _NUL_RUN_RE = re.compile(rb"\x00+")
+# Above this share of the head in control bytes that no terminal output carries, the input is
+# binary (random or compressed bytes: about 10 %; a log: none, or a stray one).
+MAX_CONTROL_SHARE = 0.03
+_CONTROL_RE = re.compile(rb"[\x01-\x07\x0b\x0e-\x1a\x1c-\x1f\x7f]")
 
 
 def not_a_log(head: bytes) -> str | None:
@@ -33,7 +39,11 @@ def not_a_log(head: bytes) -> str | None:
     sample = head[:SNIFF_BYTES]
     if sample.startswith(_UTF16_BOMS):
         return "is UTF-16 text; convert it to UTF-8 first (iconv -f UTF-16 -t UTF-8)"
-    if sample.startswith(_BINARY_SIGNATURES) or nul_runs_share(sample) > MAX_NUL_RUNS_SHARE:
+    if (
+        sample.startswith(_BINARY_SIGNATURES)
+        or nul_runs_share(sample) > MAX_NUL_RUNS_SHARE
+        or control_share(sample) > MAX_CONTROL_SHARE
+    ):
         return "looks like a binary file, not a text log"
     if sample and undecodable_share(sample) > MAX_UNDECODABLE:
         return (
@@ -48,6 +58,11 @@ def nul_runs_share(data: bytes) -> float:
     if b"\x00" not in data:
         return 0.0
     return len(_NUL_RUN_RE.findall(data)) / len(data)
+
+
+def control_share(data: bytes) -> float:
+    """The share of `data`'s bytes that are control characters no terminal output carries."""
+    return len(_CONTROL_RE.findall(data)) / len(data) if data else 0.0
 
 
 def undecodable_share(data: bytes) -> float:

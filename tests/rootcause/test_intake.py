@@ -1,6 +1,8 @@
 """The one rule for "is this a text log?", shared by the service's intake and the CLI."""
 
 import gzip
+import lzma
+import random
 
 import pytest
 
@@ -24,6 +26,9 @@ RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на ус�
         ("训练失败 显存不足\n".encode("gbk") + LOG[:80]) * 20,  # GBK messages, English errors
         LOG[:100] + b"\x00" + LOG[100:],  # a stray NUL a crashing worker wrote
         LOG[:300] + b"\x00" * 4096 + LOG[300:],  # a block of the file that was never written
+        b"\x1b[31mERROR\x1b[0m 10%|\x08\x08##\r 20%|####\x0c\n" * 100
+        + LOG,  # a terminal's controls
+        LOG[:200] + b"\x03" + LOG[200:],  # a stray ^C echoed into the log
     ],
     ids=[
         "ascii",
@@ -37,6 +42,8 @@ RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на ус�
         "gbk-with-tracebacks",
         "stray-nul",
         "nul-block",
+        "terminal-controls",
+        "stray-control",
     ],
 )
 def test_logs_are_logs(head):
@@ -54,8 +61,21 @@ def test_logs_are_logs(head):
         ("log line\n".encode("utf-16"), "UTF-16"),
         (bytes(range(128, 256)) * 8, "not UTF-8 text"),
         (RUSSIAN_CP1251, "not UTF-8 text"),
+        (random.Random(7).randbytes(SNIFF_BYTES), "binary file"),  # few NULs, half decodable
+        (lzma.compress(LOG * 50)[6:], "binary file"),  # compressed, its header cut off
     ],
-    ids=["elf", "zip", "gzip", "gif", "nuls", "utf16", "high-bytes", "cp1251"],
+    ids=[
+        "elf",
+        "zip",
+        "gzip",
+        "gif",
+        "nuls",
+        "utf16",
+        "high-bytes",
+        "cp1251",
+        "random",
+        "compressed",
+    ],
 )
 def test_what_is_not_a_log_is_named(head, says):
     reason = not_a_log(head)
