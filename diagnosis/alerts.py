@@ -125,6 +125,18 @@ class WebhookFilters:
     first_occurrence_only: bool = False
     payload_format: str = Webhook.Format.STANDARD
 
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> WebhookFilters:
+        """From a form's cleaned data or a serializer's validated data: what is absent or empty
+        filters nothing."""
+        return cls(
+            category=data.get("category") or "",
+            failure_slug=data.get("failure_slug") or "",
+            min_confidence=data.get("min_confidence") or 0.0,
+            first_occurrence_only=bool(data.get("first_occurrence_only")),
+            payload_format=data.get("payload_format") or Webhook.Format.STANDARD,
+        )
+
 
 def create_webhook(*, actor: Actor, url: str, filters: WebhookFilters) -> Webhook:
     """A new endpoint with a generated secret (the caller shows it once)."""

@@ -100,13 +100,7 @@ class WebhookListApi(APIView):
         webhook = alerts.create_webhook(
             actor=actor,
             url=fields["url"],
-            filters=alerts.WebhookFilters(
-                category=fields.get("category", ""),
-                failure_slug=fields.get("failure_slug", ""),
-                min_confidence=fields.get("min_confidence", 0.0),
-                first_occurrence_only=fields.get("first_occurrence_only", False),
-                payload_format=fields.get("payload_format", Webhook.Format.STANDARD),
-            ),
+            filters=alerts.WebhookFilters.from_data(fields),
         )
         return Response(CreatedWebhookSerializer(webhook).data, status=201)
 
@@ -251,12 +245,7 @@ class EmailAlertListApi(APIView):
         alert = alerts.create_email_alert(
             actor=actor,
             member_ids=fields["recipients"],
-            filters=alerts.WebhookFilters(
-                category=fields.get("category", ""),
-                failure_slug=fields.get("failure_slug", ""),
-                min_confidence=fields.get("min_confidence", 0.0),
-                first_occurrence_only=fields.get("first_occurrence_only", False),
-            ),
+            filters=alerts.WebhookFilters.from_data(fields),
         )
         created = alerts.email_alerts_for(actor).get(id=alert.id)
         return Response(EmailAlertSerializer(created).data, status=201)

@@ -37,16 +37,6 @@ def _member_choices(actor: Actor) -> list[tuple[str, str]]:
     return [(str(m.public_id), m.user.email or m.user.get_username()) for m in members_for(actor)]
 
 
-def _filters(data: dict[str, Any]) -> alerts.WebhookFilters:
-    return alerts.WebhookFilters(
-        category=data.get("category") or "",
-        failure_slug=data.get("failure_slug") or "",
-        min_confidence=data.get("min_confidence") or 0.0,
-        first_occurrence_only=bool(data.get("first_occurrence_only")),
-        payload_format=data.get("payload_format") or Webhook.Format.STANDARD,
-    )
-
-
 def _page(
     request: HttpRequest,
     *,
@@ -90,7 +80,9 @@ def create_webhook(request: HttpRequest) -> HttpResponse:
         return _page(request, webhook_form=form, status=400)
     try:
         webhook = alerts.create_webhook(
-            actor=actor, url=form.cleaned_data["url"], filters=_filters(form.cleaned_data)
+            actor=actor,
+            url=form.cleaned_data["url"],
+            filters=alerts.WebhookFilters.from_data(form.cleaned_data),
         )
     except ApplicationError as exc:
         form.add_error("url", exc.detail)
@@ -113,7 +105,7 @@ def create_email_alert(request: HttpRequest) -> HttpResponse:
         alerts.create_email_alert(
             actor=actor,
             member_ids=form.cleaned_data["recipients"],
-            filters=_filters(form.cleaned_data),
+            filters=alerts.WebhookFilters.from_data(form.cleaned_data),
         )
     except ApplicationError as exc:
         form.add_error("recipients", exc.detail)
