@@ -21,17 +21,12 @@ from pathlib import Path
 
 import redis
 
+from tests.with_services import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # Like production's Redis: it holds raw logs, and never writes them to a disk.
 NO_DISK = ["--save", "", "--appendonly", "no"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def redis_server_binary() -> str | None:
