@@ -11,8 +11,16 @@ import redis
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from accounts.actors import actor_for_person
 from accounts.models import Organization
-from accounts.services import add_member, create_api_token, create_organization
+from accounts.services import (
+    add_member,
+    claim_domain,
+    create_api_token,
+    create_organization,
+    mark_email_verified,
+)
+from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
 from tests.redis_namespace import delete_run_keys
 
 
@@ -45,6 +53,16 @@ def acme(alice: Any, bob: Any) -> Organization:
     organization = create_organization(name="Acme", owner=alice)
     add_member(organization=organization, user=bob)
     return organization
+
+
+@pytest.fixture
+def acme_scale(acme: Organization, alice: Any) -> Organization:
+    """Acme on a Scale evaluation: alice verified, acme.example claimed, a code redeemed."""
+    mark_email_verified(user=alice)
+    claim_domain(actor=actor_for_person(alice, acme.pk), domain="acme.example")
+    code = issue_evaluation_codes(count=1)[0].code
+    redeem_evaluation_code(actor=actor_for_person(alice, acme.pk), code=code)
+    return acme
 
 
 @pytest.fixture

@@ -22,8 +22,7 @@ from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
 
 pytestmark = pytest.mark.django_db
 
-# The alerts tests' fixtures: a Scale organisation and a local HTTP receiver.
-acme_scale = test_alerts.acme_scale
+# The alerts tests' local HTTP receiver (acme_scale, the Scale organisation, is tests/conftest.py's).
 receiver = test_alerts.receiver
 
 PAGE = "/settings/alerts/"

@@ -16,8 +16,6 @@ import standardwebhooks
 from django.db import transaction
 
 from accounts.actors import actor_for_person
-from accounts.services import claim_domain, mark_email_verified
-from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
 from diagnosis import alerts
 from diagnosis.models import Diagnosis, WebhookDelivery
 from tests.diagnosis.logs import OOM_LOG
@@ -70,15 +68,6 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     server = Receiver()
     yield server
     server.close()
-
-
-@pytest.fixture
-def acme_scale(acme: Any, alice: Any) -> Any:
-    mark_email_verified(user=alice)
-    claim_domain(actor=actor_for_person(alice, acme.pk), domain="acme.example")
-    code = issue_evaluation_codes(count=1)[0].code
-    redeem_evaluation_code(actor=actor_for_person(alice, acme.pk), code=code)
-    return acme
 
 
 def _client(user: Any) -> Any:

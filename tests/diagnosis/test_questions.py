@@ -11,10 +11,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from accounts.actors import actor_for_person
-from accounts.services import claim_domain, mark_email_verified
 from billing_tiers.models import QuotaUsage
-from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
 from diagnosis.models import Diagnosis
 from diagnosis.questions import evaluate
 from encyclopedia.services import load_catalogue
@@ -29,15 +26,6 @@ SHIPPED = {entry["slug"]: dict(entry) for entry in load_entries()}
 def catalogue(db: Any) -> None:
     oom = SHIPPED["optimizer-state-oom"]
     load_catalogue(entries=[oom, *(SHIPPED[slug] for slug in oom["related"])])
-
-
-@pytest.fixture
-def acme_scale(acme: Any, alice: Any) -> Any:
-    mark_email_verified(user=alice)
-    claim_domain(actor=actor_for_person(alice, acme.pk), domain="acme.example")
-    code = issue_evaluation_codes(count=1)[0].code
-    redeem_evaluation_code(actor=actor_for_person(alice, acme.pk), code=code)
-    return acme
 
 
 def _done(organization: Any) -> Diagnosis:

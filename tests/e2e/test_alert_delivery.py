@@ -13,9 +13,6 @@ from typing import Any
 import pytest
 import standardwebhooks
 
-from accounts.actors import actor_for_person
-from accounts.services import claim_domain, mark_email_verified
-from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
 from diagnosis import alerts
 from diagnosis.models import Diagnosis, Webhook, WebhookDelivery
 from tests.diagnosis.logs import OOM_LOG
@@ -95,15 +92,6 @@ def receiver() -> Iterator[Receiver]:
     server = Receiver()
     yield server
     server.close()
-
-
-@pytest.fixture
-def acme_scale(acme: Any, alice: Any) -> Any:
-    mark_email_verified(user=alice)
-    claim_domain(actor=actor_for_person(alice, acme.pk), domain="acme.example")
-    code = issue_evaluation_codes(count=1)[0].code
-    redeem_evaluation_code(actor=actor_for_person(alice, acme.pk), code=code)
-    return acme
 
 
 def _endpoints(acme: Any, receiver: Receiver, *paths: str) -> list[Webhook]:
