@@ -44,6 +44,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from bench.loadtest.cpu import CpuMeter
+
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 BIN = Path(PYTHON).parent
@@ -379,6 +381,21 @@ def locust(
     return data
 
 
+def cpu_roots(stack: Stack) -> dict[str, list[int]]:
+    """The stack's processes by part, for CpuMeter; PostgreSQL's are the backends serving the
+    run's database (the server's own processes are shared with whatever else runs here)."""
+    roots = {name: [process.pid] for name, process in stack.processes.items()}
+    with contextlib.suppress(Exception):
+        import psycopg
+
+        with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s", [stack.database]
+            ).fetchall()
+        roots["postgres"] = [pid for (pid,) in rows]
+    return roots
+
+
 @dataclass
 class Rows:
     final: dict[str, tuple[str, float | None, str]]  # id -> (status, finished_at, reason)
@@ -432,6 +449,7 @@ class EndToEnd:
     refused: dict[str, int]
     reasons: dict[str, int]
     last_finished_after: float
+    cpu: str  # CPU per submission by part of the stack, the drain included
 
     @property
     def ok(self) -> bool:
@@ -447,27 +465,31 @@ class EndToEnd:
 def run_end_to_end(stack: Stack, tokens: list[str]) -> EndToEnd:
     users = max(1, min(64, round(RATE / 2)))
     say(f"end to end: {RATE:g} submissions/s from {users} users for {SECONDS} s")
-    data = locust(
-        stack,
-        "e2e",
-        users=users,
-        seconds=SECONDS,
-        user_rate=RATE / users,
-        tokens=tokens,
-        backlog=BACKLOG,
-    )
-    accepted = {pk: started for pk, started, _ in data["accepted"]}
-    # A request cut off as locust stops may have been taken all the same: every row counts.
-    from diagnosis.models import Diagnosis
+    # The drain is the phase's too: the workers' CPU after locust stops is these submissions'.
+    with CpuMeter(lambda: cpu_roots(stack)) as meter:
+        data = locust(
+            stack,
+            "e2e",
+            users=users,
+            seconds=SECONDS,
+            user_rate=RATE / users,
+            tokens=tokens,
+            backlog=BACKLOG,
+        )
+        accepted = {pk: started for pk, started, _ in data["accepted"]}
+        # A request cut off as locust stops may have been taken all the same: every row counts.
+        from diagnosis.models import Diagnosis
 
-    unanswered = {str(pk) for pk in Diagnosis.objects.values_list("id", flat=True)} - set(accepted)
-    ids = [*accepted, *unanswered]
-    deadline = time.monotonic() + DRAIN_SECONDS
-    while True:
-        rows = rows_of(ids)
-        if not rows.active or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+        unanswered = {str(pk) for pk in Diagnosis.objects.values_list("id", flat=True)} - set(
+            accepted
+        )
+        ids = [*accepted, *unanswered]
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while True:
+            rows = rows_of(ids)
+            if not rows.active or time.monotonic() > deadline:
+                break
+            time.sleep(1)
     lost = [pk for pk in accepted if pk not in rows.final and pk not in rows.active]
     done = {pk: v for pk, v in rows.final.items() if v[0] == "done"}
     reasons: dict[str, int] = {}
@@ -495,6 +517,7 @@ def run_end_to_end(stack: Stack, tokens: list[str]) -> EndToEnd:
         refused=data["refused"],
         reasons=reasons,
         last_finished_after=last - data["started"],
+        cpu=meter.describe(len(data["accepted"])),
     )
 
 
@@ -507,6 +530,7 @@ class Intake:
     missing_raw: int
     p50: float
     p99: float
+    cpu: str
 
     @property
     def ok(self) -> bool:
@@ -520,9 +544,10 @@ class Intake:
 
 def run_intake(stack: Stack, tokens: list[str]) -> Intake:
     say(f"intake alone (worker stopped): {INTAKE_USERS} users for {INTAKE_SECONDS} s")
-    data = locust(
-        stack, "intake", users=INTAKE_USERS, seconds=INTAKE_SECONDS, user_rate=0, tokens=tokens
-    )
+    with CpuMeter(lambda: cpu_roots(stack)) as meter:
+        data = locust(
+            stack, "intake", users=INTAKE_USERS, seconds=INTAKE_SECONDS, user_rate=0, tokens=tokens
+        )
     ids = [pk for pk, _, _ in data["accepted"]]
     rows = rows_of(ids)
     queued = {pk for pk, status in rows.active.items() if status == "queued"}
@@ -536,6 +561,7 @@ def run_intake(stack: Stack, tokens: list[str]) -> Intake:
         missing_raw=len(set(ids) - raw),
         p50=percentile(answer_times, 0.5),
         p99=percentile(answer_times, 0.99),
+        cpu=meter.describe(len(data["accepted"])),
     )
 
 
@@ -558,6 +584,7 @@ def report(e2e: EndToEnd, intake: Intake | None) -> str:
         f"  submitted {e2e.submitted + e2e.unanswered} = done {e2e.done} + failed {e2e.failed}"
         f" + unfinished {len(e2e.unfinished)} + lost {len(e2e.lost)}",
     ]
+    lines.append(f"  CPU: {e2e.cpu}")
     if e2e.unanswered:
         lines.append(
             f"  ({e2e.unanswered} of them taken by the server without the client seeing the 202,"
@@ -575,6 +602,7 @@ def report(e2e: EndToEnd, intake: Intake | None) -> str:
             f"  accepted   {intake.accepted} in {intake.seconds:.1f} s = "
             f"{intake.accepted / intake.seconds:.1f} submissions/s   (goal >= {GOAL_INTAKE:g}/s)",
             f"  answer time p50 {intake.p50 * 1000:.0f} ms, p99 {intake.p99 * 1000:.0f} ms",
+            f"  CPU: {intake.cpu}",
             "  every accepted id queued with its raw log staged: "
             + (
                 "yes"
