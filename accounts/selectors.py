@@ -4,14 +4,15 @@ masking rules."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
-from django.db.models.functions import Lower
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -27,6 +28,7 @@ from accounts.models import (
     Organization,
     VerifiedEmail,
 )
+from config import sql
 from config.problems import ApplicationError
 from rootcause.masking.rules import Rule
 
@@ -122,10 +124,9 @@ def managers_of(organization: Organization) -> QuerySet[User]:
 
 
 def has_verified_manager(organization: Organization) -> bool:
-    """Whether an active owner or admin has a verified current address: `has_verified_email` of
-    each of `managers_of`, in one query (the tier of every submission asks it)."""
-    verified = VerifiedEmail.objects.filter(user=OuterRef("pk"), email=Lower(OuterRef("email")))
-    return managers_of(organization).exclude(email="").filter(Exists(verified)).exists()
+    """Whether an active owner or admin has a verified current address (`has_verified_email` of
+    one of `managers_of`)."""
+    return bool(standing_facts(organization).verified_manager_domains)
 
 
 def require_organization(actor: Actor) -> Organization:
@@ -230,17 +231,7 @@ def invitation_from_token(token: str) -> Invitation:
 
 def verified_manager_domains(organization: Organization) -> set[str]:
     """The domains of the verified current addresses of the organisation's owners and admins."""
-    emails = (
-        VerifiedEmail.objects.filter(
-            user__is_active=True,
-            user__memberships__organization=organization,
-            user__memberships__role__in=MANAGER_ROLES,
-        )
-        .annotate(current=Lower(F("user__email")))
-        .filter(email=F("current"))
-        .values_list("email", flat=True)
-    )
-    return {domain_of(email) for email in emails}
+    return standing_facts(organization).verified_manager_domains
 
 
 def domains_for(actor: Actor) -> QuerySet[Domain]:
@@ -265,31 +256,85 @@ def workplace_domain(organization: Organization) -> str | None:
     A claimed domain is verified while an owner or admin has a verified address there and it
     is not a public mail provider; the earliest claim wins when several are.
     """
-    claimed = Domain.objects.filter(organization=organization).order_by("created_at", "id")
-    names = list(claimed.values_list("domain", flat=True))
-    if not names:
-        return None  # one query for the many organisations that claim nothing
-    verified = verified_manager_domains(organization)
-    return next((name for name in names if is_verified_domain(name, verified)), None)
+    return standing_facts(organization).workplace_domain
+
+
+@dataclass(frozen=True)
+class StandingFacts:
+    """What an organisation's tier is decided on, besides its evaluations."""
+
+    claimed_domains: list[str]  # earliest claim first
+    # The domains of the verified current addresses of its active owners and admins.
+    verified_manager_domains: set[str]
+
+    @property
+    def workplace_domain(self) -> str | None:
+        verified = self.verified_manager_domains
+        return next((d for d in self.claimed_domains if is_verified_domain(d, verified)), None)
+
+
+_STANDING_FACTS_SQL = (
+    "SELECT 0, d.domain, d.created_at, d.id FROM accounts_domain d"
+    " WHERE d.organization_id = %s"
+    " UNION ALL"
+    " SELECT 1, v.email, NULL, NULL FROM accounts_verifiedemail v"
+    " JOIN auth_user u ON u.id = v.user_id"
+    " JOIN accounts_membership m ON m.user_id = u.id"
+    # MANAGER_ROLES, one parameter each (a third role would fail loudly on the count)
+    " WHERE m.organization_id = %s AND m.role IN (%s, %s)"
+    " AND u.is_active AND u.email <> '' AND v.email = LOWER(u.email)"
+    " ORDER BY 1, 3, 4"
+)
+
+
+def standing_facts(organization: Organization) -> StandingFacts:
+    """The claimed domains and the managers' verified domains, in one statement: the tier of
+    every submission asks it (config/sql.py says why it is not ORM).
+
+    A manager's address is verified while a VerifiedEmail holds their current address, lower-
+    cased (`has_verified_email`).
+    """
+    organization_id = sql.param(Domain, "organization", organization.pk)
+    rows = sql.fetch_all(_STANDING_FACTS_SQL, [organization_id, organization_id, *MANAGER_ROLES])
+    return StandingFacts(
+        claimed_domains=[value for kind, value, _, _ in rows if kind == 0],
+        verified_manager_domains={domain_of(value) for kind, value, _, _ in rows if kind == 1},
+    )
 
 
 # --- API tokens -------------------------------------------------------------------------------
 
 
-def token_for_secret(secret: str) -> ApiToken | None:
-    """The live token with this secret: not revoked, not expired. None otherwise.
+@cache
+def _live_token_sql() -> str:
+    # Built on first use: the columns' quoting is the connection's.
+    return (
+        f"SELECT {sql.columns(ApiToken, 't')}, {sql.columns(Organization, 'o')}"  # noqa: S608 - column names only
+        " FROM accounts_apitoken t JOIN accounts_organization o ON o.id = t.organization_id"
+        " WHERE t.digest = %s AND t.revoked_at IS NULL"
+        " AND (t.expires_at IS NULL OR t.expires_at > %s)"
+    )
 
-    The format and checksum are checked first, so garbage never reaches the database.
+
+def token_for_secret(secret: str) -> ApiToken | None:
+    """The live token with this secret, its organisation loaded: not revoked, not expired. None
+    otherwise.
+
+    The format and checksum are checked first, so garbage never reaches the database. Every API
+    call asks this: the statement is written once (config/sql.py), not compiled per call.
     """
     if not tokens.is_well_formed(secret):
         return None
-    now = timezone.now()
-    return (
-        ApiToken.objects.select_related("organization")
-        .filter(digest=tokens.hash_secret(secret), revoked_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .first()
+    rows = sql.fetch_all(
+        _live_token_sql(),
+        [tokens.hash_secret(secret), sql.param(ApiToken, "expires_at", timezone.now())],
     )
+    if not rows:
+        return None
+    width = len(ApiToken._meta.concrete_fields)
+    token = sql.instance(ApiToken, rows[0][:width])
+    token.organization = sql.instance(Organization, rows[0][width:])
+    return token
 
 
 def tokens_for(actor: Actor) -> QuerySet[ApiToken]:
@@ -337,10 +382,15 @@ def masking_rules_of(organization_id: uuid.UUID | None) -> list[Rule]:
     which has none), as the library takes them."""
     if organization_id is None:
         return []
-    rows = MaskingRule.objects.filter(organization_id=organization_id).order_by("created_at", "id")
+    # Every submission (its file name is masked) and every diagnosis read them: written once.
+    rows = sql.fetch_all(
+        "SELECT kind, value, label FROM accounts_maskingrule WHERE organization_id = %s"
+        " ORDER BY created_at, id",
+        [sql.param(MaskingRule, "organization", organization_id)],
+    )
     return [
-        Rule(kind, value, label)  # type: ignore[arg-type]  # the kind column's choices
-        for kind, value, label in rows.values_list("kind", "value", "label")
+        Rule(kind, value, label)  # the kind column's choices
+        for kind, value, label in rows
     ]
 
 

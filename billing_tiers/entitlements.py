@@ -69,10 +69,11 @@ def active_evaluation(organization: Organization) -> Evaluation | None:
 
 
 def _organization_standing(organization: Organization) -> tuple[Tier, Evaluation | None]:
-    if accounts_selectors.workplace_domain(organization):
+    facts = accounts_selectors.standing_facts(organization)  # one statement
+    if facts.workplace_domain:
         evaluation = active_evaluation(organization)
         return (Tier.SCALE, evaluation) if evaluation else (Tier.WORKPLACE, None)
-    if accounts_selectors.has_verified_manager(organization):
+    if facts.verified_manager_domains:
         return Tier.VERIFIED, None
     return Tier.FREE, None
 

@@ -23,6 +23,7 @@ from billing_tiers.entitlements import (
     tier_for,
 )
 from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage, Tier
+from config import sql
 
 __all__ = [
     "EvaluationOverview",
@@ -103,11 +104,12 @@ def quota_status(actor: Actor, *, entitlements: Entitlements | None = None) -> Q
     """
     entitlements = entitlements or entitlements_for(actor)
     now = timezone.now()
-    used = (
-        QuotaUsage.objects.filter(subject=quota_subject(actor), day=utc_day(now))
-        .values_list("used", flat=True)
-        .first()
-    ) or 0
+    # Every submission and every API answer reads it: written once (config/sql.py).
+    rows = sql.fetch_all(
+        "SELECT used FROM billing_tiers_quotausage WHERE subject = %s AND day = %s",
+        [quota_subject(actor), sql.param(QuotaUsage, "day", utc_day(now))],
+    )
+    used = int(rows[0][0]) if rows else 0
     limit = entitlements.daily_diagnoses
     return QuotaStatus(
         tier=entitlements.tier,

@@ -160,7 +160,8 @@ CELERY_WORKER_DIRECT = True
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's, sharing one client per pool (config/cache.py)
+            "BACKEND": "config.cache.SharedClientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",
         }

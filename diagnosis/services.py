@@ -439,25 +439,25 @@ def purge_expired_diagnoses() -> int:
     return purged
 
 
-def pipeline_from(diagnosis_id: str, status: str) -> Signature:
-    """The task of the first stage still ahead of a diagnosis in `status`, named by task (an
-    empty chain once it has finished).
+def pipeline_from(diagnosis_id: str, status: str) -> Signature | None:
+    """The task of the first stage still ahead of a diagnosis in `status`, named by task (None
+    once it has finished).
 
     One message, not a chain of one per stage: the worker that takes it goes on through the
     stages after it (workers/tasks.py), claiming each in turn, so the log is not handed between
     workers and no message or claim is spent between stages. Tasks are named, not imported:
     `workers/` sits above this app and registers them.
     """
-    return celery.chain(
-        *(
-            celery.signature(s.task, args=(diagnosis_id,), immutable=True)
-            for s in stages_from(status)[:1]
-        )
-    )
+    ahead = stages_from(status)
+    if not ahead:
+        return None
+    return celery.signature(ahead[0].task, args=(diagnosis_id,), immutable=True)
 
 
 def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
-    pipeline_from(str(diagnosis_id), status).apply_async()
+    signature = pipeline_from(str(diagnosis_id), status)
+    if signature is not None:
+        signature.apply_async()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,78 @@
+"""Statements written once, for the few reads every submission and every diagnosis make.
+
+The ORM builds and compiles its SQL anew on every call: for a join with a few conditions that is
+about a millisecond of CPU, more than PostgreSQL spends answering it, and a submission made
+several such reads (docs/benchmarks.md, "Where the per-diagnosis overhead went"). The hot reads
+are written here as SQL with `%s` parameters, in the dialect common to PostgreSQL and SQLite, and
+their rows are turned into model instances with the same converters the ORM applies (JSON
+decoded, SQLite's strings made datetimes and UUIDs), so callers get what the ORM would give.
+Everything else stays ORM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from django.db import connection
+from django.db.models import Field, Model
+
+M = TypeVar("M", bound=Model)
+
+
+def columns(model: type[Model], alias: str) -> str:
+    """The model's columns, in field order, for a SELECT list: `t."id", t."name", …`."""
+    quote = connection.ops.quote_name
+    return ", ".join(f"{alias}.{quote(field.column)}" for field in _fields(model))
+
+
+def param(model: type[Model], field_name: str, value: Any) -> Any:
+    """`value` as the database takes it for that field (a UUID as SQLite's text, a datetime in
+    UTC as SQLite's string): the conversion the ORM makes of a filter's value."""
+    field = model._meta.get_field(field_name)
+    assert isinstance(field, Field)
+    return field.get_db_prep_value(value, connection, prepared=False)
+
+
+def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def instance(model: type[M], values: Sequence[Any]) -> M:
+    """A model instance from the values of `columns(model, …)` in a row, as the ORM loads one."""
+    converted = []
+    for value, (expression, converters) in zip(values, _converters(model), strict=True):
+        for converter in converters:
+            value = converter(value, expression, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, _attnames(model), converted)
+
+
+@cache
+def _fields(model: type[Model]) -> tuple[Field[Any, Any], ...]:
+    return tuple(model._meta.concrete_fields)
+
+
+@cache
+def _attnames(model: type[Model]) -> list[str]:
+    return [field.attname for field in _fields(model)]
+
+
+@cache
+def _converters(model: type[Model]) -> list[tuple[Any, list[Any]]]:
+    # What SQLCompiler.get_converters gives for each column: the backend's, then the field's.
+    table = model._meta.db_table
+    result = []
+    for field in _fields(model):
+        expression = field.get_col(table)
+        result.append(
+            (
+                expression,
+                connection.ops.get_db_converters(expression)
+                + expression.get_db_converters(connection),
+            )
+        )
+    return result
