@@ -46,6 +46,7 @@ from billing_tiers.selectors import (
     rate_limit_headers,
     utc_day,
 )
+from config import sql
 from config.problems import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -171,13 +172,14 @@ def _record_charge(
     key: str,
     used: int | None,
 ) -> QuotaCharge:
-    charge = QuotaCharge.objects.create(
+    charge = QuotaCharge(
         subject=subject,
         day=day,
         tier=entitlements.tier,
         reference=str(reference),
         idempotency_key=key,
     )
+    sql.insert(charge)  # QuotaCharge.objects.create, its statement made once (every submission)
     charge.used_today = used
     return charge
 

@@ -51,6 +51,29 @@ def instance(model: type[M], values: Sequence[Any]) -> M:
     return model.from_db(connection.alias, _attnames(model), converted)
 
 
+def insert(instance: Model) -> None:
+    """Saves a new instance as `Model.objects.create` would (every concrete field, `auto_now_add`
+    and `auto_now` filled in, values prepared by their fields), with a statement made once per
+    model. The instance must carry its primary key (a UUID default does)."""
+    model = type(instance)
+    values = [
+        field.get_db_prep_save(field.pre_save(instance, add=True), connection)
+        for field in _fields(model)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(model), values)
+    instance._state.adding = False
+    instance._state.db = connection.alias
+
+
+@cache
+def _insert_sql(model: type[Model]) -> str:
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(field.column) for field in _fields(model))
+    marks = ", ".join("%s" for _ in _fields(model))
+    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({marks})"  # noqa: S608 - names only
+
+
 @cache
 def _fields(model: type[Model]) -> tuple[Field[Any, Any], ...]:
     return tuple(model._meta.concrete_fields)

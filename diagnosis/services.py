@@ -38,6 +38,7 @@ from billing_tiers.selectors import (
     next_reset,
 )
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
+from config import sql
 from config.problems import (
     ApplicationError,
     Conflict,
@@ -298,7 +299,7 @@ def submit_diagnosis(
                         actor=actor, reference=diagnosis_id, entitlements=entitlements
                     )
             if earlier is None:
-                diagnosis = Diagnosis.objects.create(
+                diagnosis = Diagnosis(
                     id=diagnosis_id,
                     organization=actor.organization,
                     created_by=actor.user if actor.is_person else None,
@@ -310,6 +311,7 @@ def submit_diagnosis(
                     body_digest=body_digest,
                     **visitor,
                 )
+                sql.insert(diagnosis)  # Diagnosis.objects.create, its statement made once
                 transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
     except IntegrityError:
         # Two requests with the same Idempotency-Key raced; the other one won, and this one's

@@ -180,3 +180,26 @@ print(json.dumps({"status": answer.status_code, "diagnosis": answer.json().get("
     # The workplace tier's allowance, worked out by the hand-written statement, one unit used.
     assert int(answer["limit"]) == answer["workplace"]
     assert int(answer["remaining"]) == int(answer["limit"]) - 1
+
+
+def test_an_insert_stores_what_create_would(acme: Organization) -> None:
+    from diagnosis.models import Diagnosis
+
+    made = Diagnosis(
+        organization=acme, source="api", size_bytes=5, labels=["a", "b"], filename="x.log"
+    )
+    sql.insert(made)
+    created = Diagnosis.objects.create(
+        organization=acme, source="api", size_bytes=5, labels=["a", "b"], filename="x.log"
+    )
+
+    stored = Diagnosis.objects.get(pk=made.pk)
+    assert not made._state.adding
+    assert made.created_at is not None  # auto_now_add filled in, as create does
+    assert stored.created_at == made.created_at
+    assert stored.updated_at == made.updated_at
+    skip = {"id", "created_at", "updated_at"}
+    assert {k: v for k, v in _fields(stored).items() if k not in skip} == {
+        k: v for k, v in _fields(Diagnosis.objects.get(pk=created.pk)).items() if k not in skip
+    }
+    assert stored.labels == ["a", "b"]  # JSON stored as JSON, not as its text
