@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
@@ -22,7 +24,10 @@ from encyclopedia.selectors import current_engine
 from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.masking.recognizer import shared_analyzer
 from rootcause.remediation import complete_result
-from rootcause.result import as_json
+from rootcause.result import DiagnosisResult, as_json
+
+if TYPE_CHECKING:
+    from rootcause.engine import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +36,18 @@ class StageError(Exception):
     """A failure on our side that no retry will fix; the diagnosis is marked failed."""
 
 
-def run_mask(claim: services.Claim) -> bool:
+@dataclass
+class Carried:
+    """What a stage hands on in memory to the stages after it in the same task, so that they do
+    not read back and parse what it has just stored. Only ever set once the stage completed (its
+    writes are the row's), so it is what the row says; a task that starts at a later stage (a
+    redelivered message, the sweeper) has nothing carried and reads the row."""
+
+    matched: DiagnosisResult | None = None  # the match stage's result, as stored
+    engine: Engine | None = None  # the engine that matched it (its catalogue version is stored)
+
+
+def run_mask(claim: services.Claim, carried: Carried) -> bool:
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
@@ -62,7 +78,7 @@ def run_mask(claim: services.Claim) -> bool:
     return completed
 
 
-def run_match(claim: services.Claim) -> bool:
+def run_match(claim: services.Claim, carried: Carried) -> bool:
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     masked_key = staging_key(MASKED, diagnosis_id)
@@ -70,7 +86,7 @@ def run_match(claim: services.Claim) -> bool:
         raise StageError(services.LOST_IN_OUTAGE)
     engine = current_engine()
     result = engine.diagnose(iter_line_chunks(store.read(masked_key)))
-    return services.complete_stage(
+    completed = services.complete_stage(
         claim,
         fields={
             "result": as_json(result),
@@ -79,18 +95,28 @@ def run_match(claim: services.Claim) -> bool:
             "catalogue_version": engine.version,
         },
     )
+    if completed:
+        carried.matched, carried.engine = result, engine
+    return completed
 
 
-def run_remediate(claim: services.Claim) -> bool:
+def run_remediate(claim: services.Claim, carried: Carried) -> bool:
     diagnosis = claim.diagnosis
-    matched = stored_result(diagnosis)
+    matched: DiagnosisResult | None
+    if carried.matched is not None and carried.engine is not None:
+        # Matched by this task a moment ago: the same result and engine the row names.
+        matched, engine = carried.matched, carried.engine
+    else:
+        # Resumed at this stage (a redelivered message, a take-over): what the row stored, and
+        # the catalogue as it is now.
+        matched, engine = stored_result(diagnosis), current_engine()
     if matched is None:
         raise StageError("the match stage stored no result")
     slug = diagnosis.failure_slug
     result = complete_result(
         matched,
         # None when an admin edit removed the entry since matching: the result goes without a fix
-        entry=current_engine().by_slug.get(slug) if slug else None,
+        entry=engine.by_slug.get(slug) if slug else None,
         include_fix=includes_fix_steps(diagnosis.organization),
         masking=diagnosis.masking_counts,
     )
@@ -102,7 +128,7 @@ def run_remediate(claim: services.Claim) -> bool:
 
 
 # The runner of each row of the stage table (diagnosis/stages.py).
-RUNNERS: dict[Status, Callable[[services.Claim], bool]] = {
+RUNNERS: dict[Status, Callable[[services.Claim, Carried], bool]] = {
     Status.MASKING: run_mask,
     Status.MATCHING: run_match,
     Status.REMEDIATING: run_remediate,
