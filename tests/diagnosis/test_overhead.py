@@ -454,3 +454,88 @@ def test_the_stage_claims_and_completions_work_on_the_embedded_sqlite(tmp_path: 
     assert "claims Claim Claim Busy Claim" in lines
     assert "completions False True" in lines  # the taken-over lease cannot complete
     assert "handed on matching 4 True" in lines
+
+
+def _masked_as_written(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The masked text each mask stage writes to the staging store, from now on."""
+    from diagnosis.staging import RedisStagingStore
+
+    written: list[bytes] = []
+    write = RedisStagingStore.write
+
+    def spied(self: RedisStagingStore, key: str, chunks: Any, *, ttl_seconds: int) -> int:
+        if key.startswith(staging_key(MASKED, "")):
+            chunks = list(chunks)
+            written.append(b"".join(chunks))
+        return write(self, key, chunks, ttl_seconds=ttl_seconds)
+
+    monkeypatch.setattr(RedisStagingStore, "write", spied)
+    return written
+
+
+def _masked_directly(diagnosis_id: str, log: str) -> bytes:
+    """The log masked in one go, as the library masks it, with the diagnosis's secret."""
+    from rootcause.masking import Masker, mask_log
+    from rootcause.masking.recognizer import shared_analyzer
+
+    masker = Masker(
+        secret=services.masking_secret(diagnosis_id),
+        analyzer=shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None),
+        rules=[],
+    )
+    return "".join(mask_log(lambda: [log.encode()], masker)).encode()
+
+
+def test_a_small_log_is_read_from_redis_once_and_its_masked_text_is_matched_from_memory(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
+    written = _masked_as_written(monkeypatch)
+    trips = _redis_round_trips(monkeypatch)
+
+    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
+    assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
+    # Both masking passes from one read; the match from the masked text the task wrote.
+    assert [trip for trip in trips if trip[0] in ("EXISTS", "GETRANGE")] == [
+        ["EXISTS"],
+        ["GETRANGE"],
+    ]
+    # The rest: the masked text's write (a DEL, then APPEND with EXPIRE), the raw log's and the
+    # masked text's deletion, and the stage durations.
+    assert len(trips) == 7
+    assert written == [_masked_directly(diagnosis_id, OOM_LOG)]
+    assert not get_store(settings.REDIS_URL).exists(staging_key(RAW, diagnosis_id))
+    assert not get_store(settings.REDIS_URL).exists(staging_key(MASKED, diagnosis_id))
+
+
+def test_a_log_bigger_than_a_read_chunk_is_streamed_from_redis_and_masked_the_same(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+
+    from diagnosis.staging import RedisStagingStore
+    from workers import pipeline
+
+    # A read chunk of 4 KiB stands in for READ_CHUNK (1 MiB) and a log of some 20 KiB for a big
+    # one, whose user and host names come last.
+    chunk = 4096
+    monkeypatch.setattr(
+        RedisStagingStore, "read", functools.partialmethod(RedisStagingStore.read, chunk_size=chunk)
+    )
+    monkeypatch.setattr(pipeline, "READ_CHUNK", chunk)
+    log = "".join(f"step {i} loss {2.5 - i / 1000:.4f} lr 1.0e-05\n" for i in range(600)) + OOM_LOG
+    assert len(log.encode()) > 4 * chunk
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks, log)
+    written = _masked_as_written(monkeypatch)
+    trips = _redis_round_trips(monkeypatch)
+
+    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
+    assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
+    assert written == [_masked_directly(diagnosis_id, log)]
+    # Two passes over the raw log and one over the masked text, each a chunk at a time.
+    reads = sum(trip == ["GETRANGE"] for trip in trips)
+    assert reads >= 3 * len(log.encode()) // chunk
