@@ -425,6 +425,14 @@ print("completions", services.complete_stage(old), services.complete_stage(
 ))
 held.refresh_from_db()
 print("handed on", held.status, held.attempts, held.lease_expires_at > timezone.now())
+orm = Diagnosis.objects.select_related("organization").get(pk=done.pk)
+read = services._diagnosis_with_organization(str(done.pk))
+same = all(
+    getattr(read, f.attname) == getattr(orm, f.attname)
+    and type(getattr(read, f.attname)) is type(getattr(orm, f.attname))
+    for f in Diagnosis._meta.concrete_fields
+)
+print("read as the ORM reads it", same, read.organization.name)
 """
 
 
@@ -454,6 +462,7 @@ def test_the_stage_claims_and_completions_work_on_the_embedded_sqlite(tmp_path: 
     assert "claims Claim Claim Busy Claim" in lines
     assert "completions False True" in lines  # the taken-over lease cannot complete
     assert "handed on matching 4 True" in lines
+    assert "read as the ORM reads it True embedded" in lines
 
 
 def _masked_as_written(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
@@ -539,3 +548,46 @@ def test_a_log_bigger_than_a_read_chunk_is_streamed_from_redis_and_masked_the_sa
     # Two passes over the raw log and one over the masked text, each a chunk at a time.
     reads = sum(trip == ["GETRANGE"] for trip in trips)
     assert reads >= 3 * len(log.encode()) // chunk
+
+
+def test_a_claim_reads_the_row_and_its_organisation_as_the_orm_would(acme: Any) -> None:
+    from accounts.models import Organization
+
+    diagnoses = [
+        Diagnosis.objects.create(
+            organization=acme,
+            source="api",
+            size_bytes=10,
+            status=Status.REMEDIATING,
+            lease_token=uuid.uuid4(),
+            lease_expires_at=timezone.now(),
+            result={"outcome": "diagnosed", "failure": {"slug": "x", "confidence": 0.93}},
+            masking_counts={"EMAIL_ADDRESS": 2},
+            labels=["a", "b"],
+        ),
+        Diagnosis.objects.create(  # a visitor's: no organisation
+            source="web",
+            size_bytes=10,
+            anonymous_subject="s" * 64,
+            access_key_digest="d" * 64,
+            expires_at=timezone.now() + timedelta(hours=1),
+        ),
+    ]
+    for diagnosis in diagnoses:
+        expected = Diagnosis.objects.select_related("organization").get(pk=diagnosis.pk)
+
+        with CaptureQueriesContext(connection) as queries:
+            row = services._diagnosis_with_organization(str(diagnosis.pk))
+            organization = row.organization if row is not None else None
+
+        assert len(queries.captured_queries) == 1  # the organisation came with it
+        assert row is not None
+        for field in Diagnosis._meta.concrete_fields:
+            value, wanted = getattr(row, field.attname), getattr(expected, field.attname)
+            assert (value, type(value)) == (wanted, type(wanted)), field.name
+        assert (row._state.adding, row._state.db) == (False, "default")
+        assert organization == expected.organization
+        if organization is not None:
+            assert isinstance(organization, Organization)
+            assert (organization.name, organization.created_at) == (acme.name, acme.created_at)
+    assert services._diagnosis_with_organization(str(uuid.uuid4())) is None
