@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage, get_connection
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -281,9 +281,38 @@ def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: dict[str, Any]) ->
     return True
 
 
-def enqueue_alerts(diagnosis_id: uuid.UUID | str) -> int:
+# The organisation of a diagnosis, when the caller of enqueue_alerts does not know it.
+_UNKNOWN: Any = object()
+
+
+def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:
+    """Whether the organisation has any webhook or e-mail alert: one indexed lookup, in SQL of
+    its own because it runs for every finished diagnosis and Django's query compilation would
+    cost more than the query."""
+    table = connection.ops.quote_name(Webhook._meta.db_table)
+    field = Webhook._meta.get_field("organization")
+    column = connection.ops.quote_name(field.column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {table} WHERE {column} = %s LIMIT 1",  # noqa: S608 (model names)
+            [field.get_db_prep_value(organization_id, connection)],
+        )
+        return cursor.fetchone() is not None
+
+
+def enqueue_alerts(
+    diagnosis_id: uuid.UUID | str, *, organization_id: uuid.UUID | None = _UNKNOWN
+) -> int:
     """Writes the outbox rows for a diagnosis that has just finished, in the caller's transaction,
-    and enqueues their delivery after commit. Running it twice writes nothing more."""
+    and enqueues their delivery after commit. Running it twice writes nothing more.
+
+    A caller that knows the diagnosis's organisation (it never changes) passes it: a visitor's
+    diagnosis then costs no query, and one of an organisation without alerts a single lookup;
+    the row is read only when there is an endpoint to alert."""
+    if organization_id is None:
+        return 0  # a visitor's diagnosis alerts nobody
+    if organization_id is not _UNKNOWN and not _has_alert_endpoints(organization_id):
+        return 0
     diagnosis = Diagnosis.objects.filter(id=diagnosis_id).first()
     if diagnosis is None or diagnosis.organization_id is None:
         return 0  # a visitor's diagnosis alerts nobody

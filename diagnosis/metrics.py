@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from functools import cache
 
@@ -96,19 +96,29 @@ def _bucket_of(seconds: float) -> str:
 def observe_stage(stage: str, seconds: float) -> None:
     """Records how long one run of a stage took (by the stage's name only). Never raises: a
     figure lost to a Redis hiccup must not fail the diagnosis."""
-    bucket = _bucket_of(seconds)
+    observe_stages([(stage, seconds)])
+
+
+def observe_stages(durations: Iterable[tuple[str, float]]) -> None:
+    """Records runs of stages, (stage name, seconds) each, in one Redis round trip: a worker
+    records the stages it ran for a diagnosis together. Never raises, like observe_stage."""
+    durations = list(durations)
+    if not durations:
+        return
     if not settings.REDIS_URL:
         with _LOCAL_LOCK:
-            figures = _LOCAL.setdefault(stage, {})
-            for field, by in ((bucket, 1.0), ("count", 1.0), ("sum", seconds)):
-                figures[field] = figures.get(field, 0.0) + by
+            for stage, seconds in durations:
+                figures = _LOCAL.setdefault(stage, {})
+                for field, by in ((_bucket_of(seconds), 1.0), ("count", 1.0), ("sum", seconds)):
+                    figures[field] = figures.get(field, 0.0) + by
         return
     try:
         pipe = _redis(settings.REDIS_URL).pipeline(transaction=False)
-        key = _stage_key(stage)
-        pipe.hincrby(key, bucket, 1)
-        pipe.hincrby(key, "count", 1)
-        pipe.hincrbyfloat(key, "sum", seconds)
+        for stage, seconds in durations:
+            key = _stage_key(stage)
+            pipe.hincrby(key, _bucket_of(seconds), 1)
+            pipe.hincrby(key, "count", 1)
+            pipe.hincrbyfloat(key, "sum", seconds)
         pipe.execute()
     except redis.RedisError:
         pass

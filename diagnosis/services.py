@@ -9,19 +9,19 @@ import logging
 import secrets
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import celery
 import redis
 from celery.canvas import Signature
 from django.conf import settings
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Field, Model, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -462,6 +462,83 @@ def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
         signature.apply_async()
 
 
+# --- Stage claims and completions -----------------------------------------------------------
+# Every stage of every diagnosis runs a claim and a completion, compare-and-set UPDATEs of one
+# row. They are written in SQL here rather than with the ORM, whose query compilation cost more
+# CPU than the statements themselves; values still go through their model fields' conversion to
+# the database (UUIDs, times, JSON), as the ORM's would, so they run on PostgreSQL and SQLite.
+
+
+def _field(name: str) -> Field[Any, Any]:
+    field = Diagnosis._meta.get_field(name)
+    assert isinstance(field, Field), name
+    return field
+
+
+def _column(name: str) -> str:
+    return connection.ops.quote_name(_field(name).column)
+
+
+def _db_value(name: str, value: Any) -> Any:
+    return _field(name).get_db_prep_value(value, connection)
+
+
+def _update_diagnosis(
+    values: dict[str, Any], *, where: str, params: list[Any], count_attempt: bool = False
+) -> int:
+    """UPDATE the diagnosis rows that `where` (SQL, with `params`) selects: set `values` (model
+    field names) and, with `count_attempt`, add one to attempts. Returns how many changed."""
+    assignments = [f"{_column(name)} = %s" for name in values]
+    if count_attempt:
+        assignments.append(f"{_column('attempts')} = {_column('attempts')} + 1")
+    # Only names (the model's, quoted) and placeholders go into the text; values are parameters.
+    table = connection.ops.quote_name(Diagnosis._meta.db_table)
+    sql = f"UPDATE {table} SET {', '.join(assignments)} WHERE {where}"  # noqa: S608
+    saved = [_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*saved, *params])
+        return int(cursor.rowcount)
+
+
+def _from_db(model: type[Model], alias: str, values: Sequence[Any]) -> Model:
+    """An instance of `model` from its concrete columns as the database returned them,
+    converted as the ORM converts them (JSON, and times and UUIDs on SQLite)."""
+    fields = model._meta.concrete_fields
+    converted = []
+    for field, value in zip(fields, values, strict=True):
+        column = field.get_col(alias)
+        # The compiler's: the backend's converters, then the field's (SQLCompiler.get_converters)
+        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(
+            connection
+        ):
+            value = convert(value, column, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, [f.attname for f in fields], converted)
+
+
+def _diagnosis_with_organization(diagnosis_id: str) -> Diagnosis | None:
+    """The row as `Diagnosis.objects.select_related("organization").filter(id=…).first()`
+    reads it: one statement, its organisation (None for a visitor's) loaded with it."""
+    quote = connection.ops.quote_name
+    diagnosis, organization = Diagnosis._meta, Organization._meta
+    columns = [f"d.{quote(f.column)}" for f in diagnosis.concrete_fields]
+    columns += [f"o.{quote(f.column)}" for f in organization.concrete_fields]
+    # Only the models' names and placeholders go into the text.
+    tables = f"{quote(diagnosis.db_table)} d LEFT JOIN {quote(organization.db_table)} o"
+    joined = f"o.{quote(organization.get_field('id').column)} = d.{_column('organization')}"
+    sql = f"SELECT {', '.join(columns)} FROM {tables} ON {joined} WHERE d.{_column('id')} = %s"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [_db_value("id", diagnosis_id)])
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    split = len(diagnosis.concrete_fields)
+    row = cast(Diagnosis, _from_db(Diagnosis, "d", found[:split]))
+    org = _from_db(Organization, "o", found[split:]) if row.organization_id is not None else None
+    Diagnosis.organization.field.set_cached_value(row, org)
+    return row
+
+
 @dataclass(frozen=True)
 class Claim:
     """The right to run one stage of one diagnosis until the lease expires.
@@ -502,24 +579,32 @@ def claim_stage(
     """
     now = timezone.now()
     token = uuid.UUID(str(token)) if token else uuid.uuid4()
-    waiting_for = Q(status__in=may_claim(stage_of(stage))) & (
-        Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now)
+    statuses = may_claim(stage_of(stage))
+    waiting_for = (
+        f"{_column('status')} IN ({', '.join(['%s'] * len(statuses))})"
+        f" AND ({_column('lease_expires_at')} IS NULL OR {_column('lease_expires_at')} < %s)"
     )
+    waiting_params = [*statuses, _db_value("lease_expires_at", now)]
     if resume:
-        waiting_for |= Q(status=stage, lease_token=token)
+        waiting_for = (
+            f"({waiting_for}) OR ({_column('status')} = %s AND {_column('lease_token')} = %s)"
+        )
+        waiting_params += [stage, _db_value("lease_token", token)]
     # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
     max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)
-    claimed = Diagnosis.objects.filter(
-        waiting_for, id=diagnosis_id, attempts__lt=max_attempts
-    ).update(
-        status=stage,
-        lease_expires_at=now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
-        lease_token=token,
-        attempts=F("attempts") + 1,
-        updated_at=now,
+    claimed = _update_diagnosis(
+        {
+            "status": stage,
+            "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
+            "lease_token": token,
+            "updated_at": now,
+        },
+        count_attempt=True,
+        where=f"{_column('id')} = %s AND {_column('attempts')} < %s AND ({waiting_for})",
+        params=[_db_value("id", diagnosis_id), max_attempts, *waiting_params],
     )
     # With its organisation: the stages read it (its masking rules, its tier's fix steps).
-    row = Diagnosis.objects.select_related("organization").filter(id=diagnosis_id).first()
+    row = _diagnosis_with_organization(diagnosis_id)
     if row is None:
         return None
     if claimed:
@@ -554,29 +639,36 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
     }
     if next_status == Status.DONE:
         values["finished_at"] = now
-    held = Diagnosis.objects.filter(
-        id=claim.diagnosis.id, status=claim.diagnosis.status, lease_token=claim.token
-    )
+    # The lease is still ours: the row is in the stage we claimed, under our token.
+    held = f"{_column('id')} = %s AND {_column('status')} = %s AND {_column('lease_token')} = %s"
+    held_params = [
+        _db_value("id", claim.diagnosis.id),
+        claim.diagnosis.status,
+        _db_value("lease_token", claim.token),
+    ]
     next_lease: dict[str, Any] = {}
     if claim.then is not None and next_status != Status.DONE:
         next_lease = {
             "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
             "lease_token": claim.then,
         }
-        changed = held.filter(attempts__lt=settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)).update(
-            **{**values, **next_lease}, attempts=F("attempts") + 1
+        changed = _update_diagnosis(
+            {**values, **next_lease},
+            count_attempt=True,
+            where=f"{held} AND {_column('attempts')} < %s",
+            params=[*held_params, settings.DIAGNOSIS_MAX_ATTEMPTS * len(STAGES)],
         )
         if not changed:
             next_lease = {}
-            changed = held.update(**values)
+            changed = _update_diagnosis(values, where=held, params=held_params)
     elif next_status == Status.DONE:
         with transaction.atomic():
-            changed = held.update(**values)
+            changed = _update_diagnosis(values, where=held, params=held_params)
             if changed == 1:
                 # The alerts' outbox rows commit with the status, or neither does.
-                enqueue_alerts(claim.diagnosis.id)
+                enqueue_alerts(claim.diagnosis.id, organization_id=claim.diagnosis.organization_id)
     else:
-        changed = held.update(**values)
+        changed = _update_diagnosis(values, where=held, params=held_params)
     if changed == 1:
         for name, value in {**values, **next_lease}.items():
             setattr(claim.diagnosis, name, value)

@@ -84,6 +84,8 @@ class RedisStagingStore:
             if not chunk:
                 return
             yield chunk
+            if len(chunk) < chunk_size:
+                return  # the end: no round trip to learn that nothing follows
             offset += len(chunk)
 
     def exists(self, key: str) -> bool:

@@ -53,9 +53,23 @@ def locked_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> list[str]
 
 
 def current_version() -> str:
-    """The current catalogue version, or "" before the first load."""
-    row = CatalogueVersion.objects.order_by("-id").values_list("version", flat=True).first()
-    return row or ""
+    """The current catalogue version, or "" before the first load.
+
+    Every diagnosis asks (current_engine), so that an admin's edit reaches the next one with no
+    cache to go stale: one indexed lookup, in SQL of its own because Django's query compilation
+    cost more than the query.
+    """
+    meta = CatalogueVersion._meta
+    quote = connection.ops.quote_name
+    table, version, pk = (
+        quote(meta.db_table),
+        quote(meta.get_field("version").column),
+        quote(meta.pk.column),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {version} FROM {table} ORDER BY {pk} DESC LIMIT 1")  # noqa: S608
+        row = cursor.fetchone()
+    return str(row[0]) if row and row[0] else ""
 
 
 def current_catalogue() -> tuple[str, list[dict[str, Any]]]:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from itertools import chain, islice
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
@@ -17,12 +20,15 @@ from billing_tiers.selectors import includes_fix_steps
 from diagnosis import services
 from diagnosis.selectors import stored_result
 from diagnosis.stages import Status
-from diagnosis.staging import MASKED, RAW, get_store, staging_key
+from diagnosis.staging import MASKED, RAW, READ_CHUNK, StagingStore, get_store, staging_key
 from encyclopedia.selectors import current_engine
 from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.masking.recognizer import shared_analyzer
 from rootcause.remediation import complete_result
-from rootcause.result import as_json
+from rootcause.result import DiagnosisResult, as_json
+
+if TYPE_CHECKING:
+    from rootcause.engine import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +37,41 @@ class StageError(Exception):
     """A failure on our side that no retry will fix; the diagnosis is marked failed."""
 
 
-def run_mask(claim: services.Claim) -> bool:
+@dataclass
+class Carried:
+    """What a stage hands on in memory to the stages after it in the same task, so that they do
+    not read back and parse what it has just stored. Only ever set once the stage completed (its
+    writes are the row's), so it is what the row says; a task that starts at a later stage (a
+    redelivered message, the sweeper) has nothing carried and reads the row."""
+
+    masked: list[bytes] | None = None  # the masked text, as staged, when it is small
+    matched: DiagnosisResult | None = None  # the match stage's result, as stored
+    engine: Engine | None = None  # the engine that matched it (its catalogue version is stored)
+
+
+def _staged(store: StagingStore, key: str) -> Callable[[], Iterator[bytes]]:
+    """A reader of a staged value that yields it from the start at each call.
+
+    Its first chunk is read now, so that a value Redis lost fails the stage before any work.
+    A value that came whole in that chunk (up to READ_CHUNK bytes: most logs) is kept and read
+    from the store no more; a bigger one is streamed from the store, a chunk at a time, each call.
+    """
+    chunks = store.read(key)
+    try:
+        head = list(islice(chunks, 2))
+    except KeyError:
+        raise StageError(services.LOST_IN_OUTAGE) from None
+    if len(head) <= 1:
+        return lambda: iter(head)
+    started = [chain(head, chunks)]
+    return lambda: started.pop() if started else store.read(key)
+
+
+def run_mask(claim: services.Claim, carried: Carried) -> bool:
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
-    if not store.exists(raw_key):
-        raise StageError(services.LOST_IN_OUTAGE)
+    read_raw = _staged(store, raw_key)
     # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
     # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
     analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
@@ -47,30 +82,42 @@ def run_mask(claim: services.Claim) -> bool:
         # none); read when the stage runs, so a rule added after submission applies too.
         rules=masking_rules_of(claim.diagnosis.organization_id),
     )
+    # The masked text as written, kept for the match stage while it fits in one read chunk.
+    kept: list[bytes] | None = []
 
     def masked_chunks() -> Iterator[bytes]:
-        # Two passes over the staged log (store.read starts again each time): learn the user
+        nonlocal kept
+        # Two passes over the staged log (read_raw starts again each time): learn the user
         # and host names first, so that mentions before the line that names them are masked.
-        for chunk in mask_log(lambda: store.read(raw_key), masker):
-            yield chunk.encode("utf-8")
+        for chunk in mask_log(read_raw, masker):
+            data = chunk.encode("utf-8")
+            if kept is not None:
+                kept.append(data)
+                if sum(map(len, kept)) > READ_CHUNK:
+                    kept = None
+            yield data
 
     store.write(masked_key, masked_chunks(), ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS)
     completed = services.complete_stage(claim, fields={"masking_counts": dict(masker.counts)})
     if completed:
         # The masked text exists: the raw bytes have served their only purpose.
         store.delete(raw_key)
+        if kept is not None:
+            # As the store would give it back: one chunk, or none for an empty text.
+            whole = b"".join(kept)
+            carried.masked = [whole] if whole else []
     return completed
 
 
-def run_match(claim: services.Claim) -> bool:
+def run_match(claim: services.Claim, carried: Carried) -> bool:
     diagnosis_id = str(claim.diagnosis.id)
-    store = get_store(settings.REDIS_URL)
-    masked_key = staging_key(MASKED, diagnosis_id)
-    if not store.exists(masked_key):
-        raise StageError(services.LOST_IN_OUTAGE)
+    if carried.masked is not None:
+        masked = iter(carried.masked)  # masked by this task a moment ago: what the store holds
+    else:
+        masked = _staged(get_store(settings.REDIS_URL), staging_key(MASKED, diagnosis_id))()
     engine = current_engine()
-    result = engine.diagnose(iter_line_chunks(store.read(masked_key)))
-    return services.complete_stage(
+    result = engine.diagnose(iter_line_chunks(masked))
+    completed = services.complete_stage(
         claim,
         fields={
             "result": as_json(result),
@@ -79,18 +126,28 @@ def run_match(claim: services.Claim) -> bool:
             "catalogue_version": engine.version,
         },
     )
+    if completed:
+        carried.matched, carried.engine = result, engine
+    return completed
 
 
-def run_remediate(claim: services.Claim) -> bool:
+def run_remediate(claim: services.Claim, carried: Carried) -> bool:
     diagnosis = claim.diagnosis
-    matched = stored_result(diagnosis)
+    matched: DiagnosisResult | None
+    if carried.matched is not None and carried.engine is not None:
+        # Matched by this task a moment ago: the same result and engine the row names.
+        matched, engine = carried.matched, carried.engine
+    else:
+        # Resumed at this stage (a redelivered message, a take-over): what the row stored, and
+        # the catalogue as it is now.
+        matched, engine = stored_result(diagnosis), current_engine()
     if matched is None:
         raise StageError("the match stage stored no result")
     slug = diagnosis.failure_slug
     result = complete_result(
         matched,
         # None when an admin edit removed the entry since matching: the result goes without a fix
-        entry=current_engine().by_slug.get(slug) if slug else None,
+        entry=engine.by_slug.get(slug) if slug else None,
         include_fix=includes_fix_steps(diagnosis.organization),
         masking=diagnosis.masking_counts,
     )
@@ -102,7 +159,7 @@ def run_remediate(claim: services.Claim) -> bool:
 
 
 # The runner of each row of the stage table (diagnosis/stages.py).
-RUNNERS: dict[Status, Callable[[services.Claim], bool]] = {
+RUNNERS: dict[Status, Callable[[services.Claim, Carried], bool]] = {
     Status.MASKING: run_mask,
     Status.MATCHING: run_match,
     Status.REMEDIATING: run_remediate,

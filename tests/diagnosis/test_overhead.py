@@ -246,3 +246,359 @@ def test_the_pipeline_of_an_organisations_diagnosis_does_not_work_out_its_tier(
         query["sql"].startswith('SELECT "accounts_organization"')
         for query in queries.captured_queries
     )
+
+
+# --- The worker's statements and round trips per diagnosis ---------------------------------------
+
+
+def _submitted(client: Any, capture: Any, log: str = OOM_LOG) -> str:
+    """A diagnosis submitted and left queued: its pipeline has not run."""
+    with capture(execute=False):
+        response = client.post(URL, data=log.encode(), content_type="text/plain")
+    assert response.status_code == 202, response.content
+    return str(response.json()["id"])
+
+
+def test_the_pipeline_reads_its_row_once_and_the_catalogue_version_once(
+    acme_api: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
+
+    with CaptureQueriesContext(connection) as queries:
+        STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    assert Diagnosis.objects.get(pk=diagnosis_id).status == Status.DONE
+    sql = [query["sql"] for query in queries.captured_queries]
+    # The claim reads the row (with its organisation); the later stages take what the stage
+    # before them computed in memory, and the alerts do not read it again.
+    assert sum(s.startswith("SELECT") and '"diagnosis_diagnosis"' in s for s in sql) == 1
+    # The claim and the three completions.
+    assert sum(s.startswith('UPDATE "diagnosis_diagnosis"') for s in sql) == 4
+    # The match stage asks which catalogue is current; remediation uses the engine that matched.
+    assert _touching(queries, "encyclopedia_catalogueversion") == 1
+    # An organisation without webhooks or e-mail alerts: one lookup says so.
+    assert _touching(queries, "diagnosis_webhook") == 1
+    # ...and the masking rules, and the two ends of the transaction that marks it done (a
+    # savepoint here, in the test's transaction): ten in all, down from twelve.
+    assert len(sql) == 10
+
+
+def test_the_alerts_of_a_diagnosis_cost_no_query_for_a_visitor_and_one_without_endpoints(
+    acme: Any,
+) -> None:
+    from diagnosis import alerts
+
+    with CaptureQueriesContext(connection) as queries:
+        assert alerts.enqueue_alerts(uuid.uuid4(), organization_id=None) == 0
+    assert len(queries.captured_queries) == 0
+
+    diagnosis = Diagnosis.objects.create(organization=acme, source="api", size_bytes=1)
+    with CaptureQueriesContext(connection) as queries:
+        assert alerts.enqueue_alerts(diagnosis.id, organization_id=acme.id) == 0
+    assert len(queries.captured_queries) == 1
+
+
+def _redis_round_trips(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every round trip to Redis from now on, as the commands it carried."""
+    trips: list[list[str]] = []
+    execute_command = redis.Redis.execute_command
+    execute_pipeline = redis.client.Pipeline.execute
+
+    def command(self: redis.Redis, *args: Any, **options: Any) -> Any:
+        trips.append([str(args[0]).upper()])
+        return execute_command(self, *args, **options)
+
+    def pipeline(self: redis.client.Pipeline, *args: Any, **options: Any) -> Any:
+        trips.append([str(c[0][0]).upper() for c in self.command_stack])
+        return execute_pipeline(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", command)
+    monkeypatch.setattr(redis.client.Pipeline, "execute", pipeline)
+    return trips
+
+
+def test_the_stage_durations_of_a_diagnosis_go_to_redis_in_one_round_trip(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from diagnosis import metrics
+
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
+    before = {
+        s.status.value: metrics._stage_figures(s.status.value).get("count", 0) for s in STAGES
+    }
+    trips = _redis_round_trips(monkeypatch)
+
+    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    assert Diagnosis.objects.get(pk=diagnosis_id).status == Status.DONE
+    (recorded,) = [trip for trip in trips if "HINCRBY" in trip]
+    assert recorded == ["HINCRBY", "HINCRBY", "HINCRBYFLOAT"] * len(STAGES)
+    after = {s.status.value: metrics._stage_figures(s.status.value).get("count", 0) for s in STAGES}
+    assert all(after[stage] == before[stage] + 1 for stage in before)
+
+
+def test_a_message_redelivered_at_remediation_reads_the_match_from_the_row_and_stores_the_same(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first worker matched, carried the result on in memory to remediation, and lost its
+    # lease there (taken over, or killed before its completion committed): what it would have
+    # stored is kept here, not written.
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
+    complete_stage = services.complete_stage
+    would_have_stored: list[dict[str, Any]] = []
+
+    def lost_at_remediation(claim: services.Claim, **kwargs: Any) -> bool:
+        if claim.diagnosis.status == Status.REMEDIATING and not would_have_stored:
+            would_have_stored.append(kwargs["fields"]["result"])
+            return False
+        return complete_stage(claim, **kwargs)
+
+    monkeypatch.setattr(services, "complete_stage", lost_at_remediation)
+    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+    diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
+    assert diagnosis.status == Status.REMEDIATING
+    assert would_have_stored
+
+    # Its lease runs out; the message comes again and resumes at remediation, from the row.
+    Diagnosis.objects.filter(pk=diagnosis_id).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    with CaptureQueriesContext(connection) as queries:
+        STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    diagnosis.refresh_from_db()
+    assert diagnosis.status == Status.DONE
+    assert diagnosis.result["remediation"]["steps"]
+    # The stored match, parsed from the row, and the catalogue as it is now: the same result as
+    # the one carried in memory.
+    assert _touching(queries, "encyclopedia_catalogueversion") == 1
+    assert diagnosis.result == would_have_stored[0]
+
+
+def test_an_admin_edit_of_the_catalogue_reaches_the_next_diagnosis(
+    acme_api: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from encyclopedia import selectors as catalogue
+    from encyclopedia.models import Entry
+    from encyclopedia.services import update_entry
+
+    first = Diagnosis.objects.get(pk=_submitted(acme_api, django_capture_on_commit_callbacks))
+    STAGE_TASKS[Status.MASKING].apply(args=(str(first.id),))
+    first.refresh_from_db()
+    assert first.catalogue_version == catalogue.current_version()
+
+    entry = Entry.objects.get(slug="optimizer-state-oom")
+    data = dict(entry.data)
+    data["fix"] = {**data["fix"], "steps": ["Edited by an admin just now.", *data["fix"]["steps"]]}
+    update_entry(entry=entry, data=data)
+    assert catalogue.current_version() != first.catalogue_version
+
+    # The worker's engine was compiled for the old catalogue; the next diagnosis uses the new one.
+    second = Diagnosis.objects.get(pk=_submitted(acme_api, django_capture_on_commit_callbacks))
+    STAGE_TASKS[Status.MASKING].apply(args=(str(second.id),))
+    second.refresh_from_db()
+    assert second.status == Status.DONE
+    assert second.catalogue_version == catalogue.current_version()
+    assert second.result["catalogue_version"] == second.catalogue_version
+    assert second.result["remediation"]["steps"][0] == "Edited by an admin just now."
+    assert first.result["remediation"]["steps"][0] != "Edited by an admin just now."
+
+
+# The claims and completions are SQL of their own (services._update_diagnosis): the embedded mode
+# runs them on SQLite, where the suite's PostgreSQL does not look.
+EMBEDDED_PIPELINE = """
+import dataclasses, uuid
+from datetime import timedelta
+from django.utils import timezone
+from accounts.models import Organization
+from diagnosis import services
+from diagnosis.models import Diagnosis
+from diagnosis.staging import RAW, get_store, staging_key
+from workers.tasks import STAGE_TASKS
+Status = Diagnosis.Status
+org = Organization.objects.create(name="embedded")
+done = Diagnosis.objects.create(organization=org, source="api", size_bytes=10)
+get_store(None).write(staging_key(RAW, done.id), [LOG], ttl_seconds=60)
+STAGE_TASKS[Status.MASKING].apply(args=(str(done.id),), task_id=str(uuid.uuid4()))
+done.refresh_from_db()
+print("pipeline", done.status, done.attempts, done.progress, done.failure_slug)
+held = Diagnosis.objects.create(organization=org, source="api", size_bytes=10)
+old = services.claim_stage(diagnosis_id=str(held.id), stage=Status.MASKING)
+Diagnosis.objects.filter(pk=held.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+new = services.claim_stage(diagnosis_id=str(held.id), stage=Status.MASKING)
+busy = services.claim_stage(diagnosis_id=str(held.id), stage=Status.MASKING)
+mine = services.claim_stage(
+    diagnosis_id=str(held.id), stage=Status.MASKING, token=new.token, resume=True
+)
+print("claims", *(type(c).__name__ for c in (old, new, busy, mine)))
+print("completions", services.complete_stage(old), services.complete_stage(
+    dataclasses.replace(mine, then=uuid.uuid4())
+))
+held.refresh_from_db()
+print("handed on", held.status, held.attempts, held.lease_expires_at > timezone.now())
+orm = Diagnosis.objects.select_related("organization").get(pk=done.pk)
+read = services._diagnosis_with_organization(str(done.pk))
+same = all(
+    getattr(read, f.attname) == getattr(orm, f.attname)
+    and type(getattr(read, f.attname)) is type(getattr(orm, f.attname))
+    for f in Diagnosis._meta.concrete_fields
+)
+print("read as the ORM reads it", same, read.organization.name)
+"""
+
+
+@pytest.mark.slow
+def test_the_stage_claims_and_completions_work_on_the_embedded_sqlite(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    script = f"LOG = {OOM_LOG.encode()!r}\n{EMBEDDED_PIPELINE}"
+    for command in (["migrate", "-v0"], ["load_catalogue"], ["shell", "-c", script]):
+        result = subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "pipeline done 3 100 optimizer-state-oom" in lines
+    assert "claims Claim Claim Busy Claim" in lines
+    assert "completions False True" in lines  # the taken-over lease cannot complete
+    assert "handed on matching 4 True" in lines
+    assert "read as the ORM reads it True embedded" in lines
+
+
+def _masked_as_written(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The masked text each mask stage writes to the staging store, from now on."""
+    from diagnosis.staging import RedisStagingStore
+
+    written: list[bytes] = []
+    write = RedisStagingStore.write
+
+    def spied(self: RedisStagingStore, key: str, chunks: Any, *, ttl_seconds: int) -> int:
+        if key.startswith(staging_key(MASKED, "")):
+            chunks = list(chunks)
+            written.append(b"".join(chunks))
+        return write(self, key, chunks, ttl_seconds=ttl_seconds)
+
+    monkeypatch.setattr(RedisStagingStore, "write", spied)
+    return written
+
+
+def _masked_directly(diagnosis_id: str, log: str) -> bytes:
+    """The log masked in one go, as the library masks it, with the diagnosis's secret."""
+    from rootcause.masking import Masker, mask_log
+    from rootcause.masking.recognizer import shared_analyzer
+
+    masker = Masker(
+        secret=services.masking_secret(diagnosis_id),
+        analyzer=shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None),
+        rules=[],
+    )
+    return "".join(mask_log(lambda: [log.encode()], masker)).encode()
+
+
+def test_a_small_log_is_read_from_redis_once_and_its_masked_text_is_matched_from_memory(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
+    written = _masked_as_written(monkeypatch)
+    trips = _redis_round_trips(monkeypatch)
+
+    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
+    assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
+    # Both masking passes from one read; the match from the masked text the task wrote.
+    assert [trip for trip in trips if trip[0] in ("EXISTS", "GETRANGE")] == [
+        ["EXISTS"],
+        ["GETRANGE"],
+    ]
+    # The rest: the masked text's write (a DEL, then APPEND with EXPIRE), the raw log's and the
+    # masked text's deletion, and the stage durations.
+    assert len(trips) == 7
+    assert written == [_masked_directly(diagnosis_id, OOM_LOG)]
+    assert not get_store(settings.REDIS_URL).exists(staging_key(RAW, diagnosis_id))
+    assert not get_store(settings.REDIS_URL).exists(staging_key(MASKED, diagnosis_id))
+
+
+def test_a_log_bigger_than_a_read_chunk_is_streamed_from_redis_and_masked_the_same(
+    acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+
+    from diagnosis.staging import RedisStagingStore
+    from workers import pipeline
+
+    # A read chunk of 4 KiB stands in for READ_CHUNK (1 MiB) and a log of some 20 KiB for a big
+    # one, whose user and host names come last.
+    chunk = 4096
+    monkeypatch.setattr(
+        RedisStagingStore, "read", functools.partialmethod(RedisStagingStore.read, chunk_size=chunk)
+    )
+    monkeypatch.setattr(pipeline, "READ_CHUNK", chunk)
+    log = "".join(f"step {i} loss {2.5 - i / 1000:.4f} lr 1.0e-05\n" for i in range(600)) + OOM_LOG
+    assert len(log.encode()) > 4 * chunk
+    diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks, log)
+    written = _masked_as_written(monkeypatch)
+    trips = _redis_round_trips(monkeypatch)
+
+    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+
+    diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
+    assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
+    assert written == [_masked_directly(diagnosis_id, log)]
+    # Two passes over the raw log and one over the masked text, each a chunk at a time.
+    reads = sum(trip == ["GETRANGE"] for trip in trips)
+    assert reads >= 3 * len(log.encode()) // chunk
+
+
+def test_a_claim_reads_the_row_and_its_organisation_as_the_orm_would(acme: Any) -> None:
+    from accounts.models import Organization
+
+    diagnoses = [
+        Diagnosis.objects.create(
+            organization=acme,
+            source="api",
+            size_bytes=10,
+            status=Status.REMEDIATING,
+            lease_token=uuid.uuid4(),
+            lease_expires_at=timezone.now(),
+            result={"outcome": "diagnosed", "failure": {"slug": "x", "confidence": 0.93}},
+            masking_counts={"EMAIL_ADDRESS": 2},
+            labels=["a", "b"],
+        ),
+        Diagnosis.objects.create(  # a visitor's: no organisation
+            source="web",
+            size_bytes=10,
+            anonymous_subject="s" * 64,
+            access_key_digest="d" * 64,
+            expires_at=timezone.now() + timedelta(hours=1),
+        ),
+    ]
+    for diagnosis in diagnoses:
+        expected = Diagnosis.objects.select_related("organization").get(pk=diagnosis.pk)
+
+        with CaptureQueriesContext(connection) as queries:
+            row = services._diagnosis_with_organization(str(diagnosis.pk))
+            organization = row.organization if row is not None else None
+
+        assert len(queries.captured_queries) == 1  # the organisation came with it
+        assert row is not None
+        for field in Diagnosis._meta.concrete_fields:
+            value, wanted = getattr(row, field.attname), getattr(expected, field.attname)
+            assert (value, type(value)) == (wanted, type(wanted)), field.name
+        assert (row._state.adding, row._state.db) == (False, "default")
+        assert organization == expected.organization
+        if organization is not None:
+            assert isinstance(organization, Organization)
+            assert (organization.name, organization.created_at) == (acme.name, acme.created_at)
+    assert services._diagnosis_with_organization(str(uuid.uuid4())) is None
