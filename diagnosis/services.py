@@ -9,11 +9,12 @@ import logging
 import secrets
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import lru_cache
 from itertools import chain
-from typing import Any, cast
+from typing import Any
 
 import celery
 import redis
@@ -21,7 +22,7 @@ from celery.canvas import Signature
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Field, Model, Q, QuerySet
+from django.db.models import Field, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -480,7 +481,7 @@ def _column(name: str) -> str:
 
 
 def _db_value(name: str, value: Any) -> Any:
-    return _field(name).get_db_prep_value(value, connection)
+    return sql.param(Diagnosis, name, value)
 
 
 def _update_diagnosis(
@@ -500,43 +501,29 @@ def _update_diagnosis(
         return int(cursor.rowcount)
 
 
-def _from_db(model: type[Model], alias: str, values: Sequence[Any]) -> Model:
-    """An instance of `model` from its concrete columns as the database returned them,
-    converted as the ORM converts them (JSON, and times and UUIDs on SQLite)."""
-    fields = model._meta.concrete_fields
-    converted = []
-    for field, value in zip(fields, values, strict=True):
-        column = field.get_col(alias)
-        # The compiler's: the backend's converters, then the field's (SQLCompiler.get_converters)
-        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(
-            connection
-        ):
-            value = convert(value, column, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, [f.attname for f in fields], converted)
-
-
 def _diagnosis_with_organization(diagnosis_id: str) -> Diagnosis | None:
     """The row as `Diagnosis.objects.select_related("organization").filter(id=…).first()`
     reads it: one statement, its organisation (None for a visitor's) loaded with it."""
-    quote = connection.ops.quote_name
-    diagnosis, organization = Diagnosis._meta, Organization._meta
-    columns = [f"d.{quote(f.column)}" for f in diagnosis.concrete_fields]
-    columns += [f"o.{quote(f.column)}" for f in organization.concrete_fields]
-    # Only the models' names and placeholders go into the text.
-    tables = f"{quote(diagnosis.db_table)} d LEFT JOIN {quote(organization.db_table)} o"
-    joined = f"o.{quote(organization.get_field('id').column)} = d.{_column('organization')}"
-    sql = f"SELECT {', '.join(columns)} FROM {tables} ON {joined} WHERE d.{_column('id')} = %s"  # noqa: S608
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [_db_value("id", diagnosis_id)])
-        found = cursor.fetchone()
-    if found is None:
+    rows = sql.fetch_all(_diagnosis_with_organization_sql(), [_db_value("id", diagnosis_id)])
+    if not rows:
         return None
-    split = len(diagnosis.concrete_fields)
-    row = cast(Diagnosis, _from_db(Diagnosis, "d", found[:split]))
-    org = _from_db(Organization, "o", found[split:]) if row.organization_id is not None else None
-    Diagnosis.organization.field.set_cached_value(row, org)
+    split = len(Diagnosis._meta.concrete_fields)
+    row = sql.instance(Diagnosis, rows[0][:split])
+    organization = (
+        sql.instance(Organization, rows[0][split:]) if row.organization_id is not None else None
+    )
+    Diagnosis.organization.field.set_cached_value(row, organization)
     return row
+
+
+@lru_cache(maxsize=1)
+def _diagnosis_with_organization_sql() -> str:
+    # Built on first use: the columns' quoting is the connection's.
+    return (
+        f"SELECT {sql.columns(Diagnosis, 'd')}, {sql.columns(Organization, 'o')}"  # noqa: S608 - names only
+        " FROM diagnosis_diagnosis d LEFT JOIN accounts_organization o"
+        " ON o.id = d.organization_id WHERE d.id = %s"
+    )
 
 
 @dataclass(frozen=True)

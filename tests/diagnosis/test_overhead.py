@@ -271,7 +271,7 @@ def test_the_pipeline_reads_its_row_once_and_the_catalogue_version_once(
     sql = [query["sql"] for query in queries.captured_queries]
     # The claim reads the row (with its organisation); the later stages take what the stage
     # before them computed in memory, and the alerts do not read it again.
-    assert sum(s.startswith("SELECT") and '"diagnosis_diagnosis"' in s for s in sql) == 1
+    assert sum(s.startswith("SELECT") and "diagnosis_diagnosis" in s for s in sql) == 1
     # The claim and the three completions.
     assert sum(s.startswith('UPDATE "diagnosis_diagnosis"') for s in sql) == 4
     # The match stage asks which catalogue is current; remediation uses the engine that matched.
