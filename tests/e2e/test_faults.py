@@ -300,6 +300,10 @@ def test_postgresql_away_for_seconds_is_503_and_nothing_stays_in_a_stage(
         # for it to expire (it would wait past the end of the test).
         DIAGNOSIS_STAGE_LEASE_SECONDS="120",
         CELERY_VISIBILITY_TIMEOUT="300",
+        # Connections kept across requests and tasks, as in production (the other tests'
+        # processes share the run's database and close theirs): the restart leaves every one of
+        # them dead, and each process must replace its own (config/celery.py, CONN_HEALTH_CHECKS).
+        DB_CONN_MAX_AGE="60",
     )
     worker = stack.worker(env, tmp_path / "worker.log", concurrency=2)
     beat = stack.beat(env, tmp_path / "beat.log", tmp_path)
