@@ -178,6 +178,8 @@ class Masker:
         self._learned: dict[bytes, str] = {}
         self._learned_db: Database | None = None
         self._learned_dirty = False
+        # (learned database, bytes, its complete hits in them) of the chunk being masked
+        self._mentions: tuple[Database, bytes, Hits] | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -253,7 +255,10 @@ class Masker:
             def scan(data: bytes, limit: int) -> tuple[Hits, bool]:
                 return bounded_scan(learned, data, limit, 1 << 30)
 
-            if not scan(buf, chunk_budget(len(buf)))[1]:
+            mentions, complete = scan(buf, chunk_budget(len(buf)))
+            if complete:  # every mention in buf: find_learned need not scan it again
+                self._mentions = (learned, buf, mentions)
+            else:
                 regions, _ = dense_regions(buf, scan)
                 if regions:
                     chunk, buf, dense = _thinned(chunk, buf, regions)
@@ -266,6 +271,7 @@ class Masker:
             # Presidio's recognizers could change this chunk's masking: from now on, its way.
             self._analyzer = default_analyzer()
             spans = self._spans(chunk, buf, keys)
+        self._mentions = None
         out = self._render(buf, spans, keys, continued)
         return out.decode("utf-8", "surrogatepass")
 
@@ -279,7 +285,12 @@ class Masker:
         self._update_learned()
         if self._learned_db is not None:
             entities = tuple(self._learned.values())
-            candidates.extend(find_learned(buf, self._learned_db, entities))
+            # the guard's scan of the same bytes with the same database, when it was complete
+            known = self._mentions
+            hits = None
+            if known is not None and known[0] is self._learned_db and known[1] is buf:
+                hits = known[2]
+            candidates.extend(find_learned(buf, self._learned_db, entities, hits))
         return resolve(candidates, keys)
 
     def _update_learned(self) -> None:
