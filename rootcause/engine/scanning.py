@@ -182,10 +182,15 @@ class Scanner:
 
     def scan_source(self, scan: Scan, source: int, chunks: Iterable[str]) -> None:
         tail: Sequence[str] = []
+        # the previous chunk's lines: its look-back tail is read only when another chunk comes
+        # (for the last chunk of a log, most often the only one, it would be read for nothing)
+        previous: ChunkLines | None = None
         base = 0  # lines before the current chunk
         for chunk in chunks:
             if not chunk:
                 continue
+            if previous is not None:
+                tail, previous = previous.last(LOOKBACK_LINES), None
             scan.chars += len(chunk)
             body = chunk[:-1] if chunk.endswith("\n") else chunk
             data = body.encode("utf-8", "surrogatepass")
@@ -226,7 +231,7 @@ class Scanner:
                 for line_index in indexes:
                     self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
             base += window.n_lines
-            tail = window.last(LOOKBACK_LINES)
+            previous = window
         scan.lines += base
 
     def _on_hit(

@@ -54,6 +54,7 @@ from rootcause.masking.scanner import (
     learning_database,
     main_database,
     resolve,
+    scanned,
 )
 
 # Learned host and user names are masked wherever they reappear in the log (a bucket named
@@ -168,6 +169,8 @@ class Masker:
         self._tokens: dict[tuple[str, bytes], str] = {}
         # the main database's hits in the chunk being masked, when its guard scan had them
         self._hits: list[tuple[int, int, int]] | None = None
+        # the main database's complete hits in the chunk being masked (none when thinned)
+        self._scanned: list[tuple[int, int, int]] | None = None
         # (hash, length) of a dense chunk the learning pass saw -> its dense regions
         self._dense: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self._counts: Counter[str] = Counter()
@@ -175,6 +178,8 @@ class Masker:
         self._learned: dict[bytes, str] = {}
         self._learned_db: Database | None = None
         self._learned_dirty = False
+        # (learned database, bytes, its complete hits in them) of the chunk being masked
+        self._mentions: tuple[Database, bytes, Hits] | None = None
 
     @property
     def counts(self) -> dict[str, int]:
@@ -229,6 +234,8 @@ class Masker:
         # over it gets the guard's scan, and its dense lines masked whole.
         hits: Hits | None
         hits, complete = bounded_scan(main_database(), buf, chunk_budget(len(buf)), 1 << 30)
+        # the main database's every hit in buf, for the analyzer's HyperscanRecognizer
+        self._scanned = hits if complete else None
         if not complete:
             regions = self._dense.pop((hash(chunk), len(chunk)), None)
             if regions is None:
@@ -248,12 +255,15 @@ class Masker:
             def scan(data: bytes, limit: int) -> tuple[Hits, bool]:
                 return bounded_scan(learned, data, limit, 1 << 30)
 
-            if not scan(buf, chunk_budget(len(buf)))[1]:
+            mentions, complete = scan(buf, chunk_budget(len(buf)))
+            if complete:  # every mention in buf: find_learned need not scan it again
+                self._mentions = (learned, buf, mentions)
+            else:
                 regions, _ = dense_regions(buf, scan)
                 if regions:
                     chunk, buf, dense = _thinned(chunk, buf, regions)
                     self._counts[DENSE_ENTITY] += dense
-                    self._hits = None  # the text changed: scanned again
+                    self._hits = self._scanned = None  # the text changed: scanned again
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
         spans = self._spans(chunk, buf, keys)
@@ -261,6 +271,7 @@ class Masker:
             # Presidio's recognizers could change this chunk's masking: from now on, its way.
             self._analyzer = default_analyzer()
             spans = self._spans(chunk, buf, keys)
+        self._mentions = None
         out = self._render(buf, spans, keys, continued)
         return out.decode("utf-8", "surrogatepass")
 
@@ -268,12 +279,18 @@ class Masker:
         """What is replaced in a chunk: every recognizer's and the learned names' findings,
         resolved."""
         candidates = self._find(chunk, buf)
-        self._hits = None  # used once: after a fallback to Presidio, its analyzer reads the chunk
+        # used once: after a fallback to Presidio, its analyzer reads the chunk
+        self._hits = self._scanned = None
         self._learn(buf, candidates)
         self._update_learned()
         if self._learned_db is not None:
             entities = tuple(self._learned.values())
-            candidates.extend(find_learned(buf, self._learned_db, entities))
+            # the guard's scan of the same bytes with the same database, when it was complete
+            known = self._mentions
+            hits = None
+            if known is not None and known[0] is self._learned_db and known[1] is buf:
+                hits = known[2]
+            candidates.extend(find_learned(buf, self._learned_db, entities, hits))
         return resolve(candidates, keys)
 
     def _update_learned(self) -> None:
@@ -295,9 +312,11 @@ class Masker:
             if self._rules is not None:
                 found.extend(self._rules.find(buf))
             return found
-        results = self._analyzer.analyze(
-            text=chunk, language="en", ad_hoc_recognizers=self._ad_hoc or None
-        )
+        # HyperscanRecognizer encodes the chunk as buf is: it takes the guard scan's hits
+        with scanned(buf, self._scanned):
+            results = self._analyzer.analyze(
+                text=chunk, language="en", ad_hoc_recognizers=self._ad_hoc or None
+            )
         spans = byte_offsets(chunk, buf, [(r.start, r.end) for r in results])
         found = []
         for r, (s, e) in zip(results, spans, strict=True):

@@ -213,6 +213,63 @@ class NoContextEnhancer(ContextAwareEnhancer):
         return raw_results
 
 
+class LogAnalyzerEngine(AnalyzerEngine):
+    """Presidio's ``AnalyzerEngine``, less a regrouping pass that leaves our results as they are.
+
+    ``_enhance_using_context`` sorts the results out per recognizer (two scans of every result
+    for each recognizer) for each one's own context enhancement, then hands them to the
+    analyzer's enhancer (``NoContextEnhancer`` here). When no recognizer enhances (none
+    overrides ``EntityRecognizer.enhance_using_context``, which returns its input), the
+    recognizer ids are distinct and the results already come grouped in the recognizers' order
+    (each recognizer's results are appended in turn), that pass returns the same results in
+    the same order: they are returned as they are. In any other case Presidio's pass runs.
+    """
+
+    def _enhance_using_context(
+        self,
+        text: str,
+        raw_results: list[RecognizerResult],
+        nlp_artifacts: NlpArtifacts,
+        recognizers: list[EntityRecognizer],
+        context: list[str] | None = None,
+    ) -> list[RecognizerResult]:
+        if type(self.context_aware_enhancer) is NoContextEnhancer and _in_recognizer_order(
+            raw_results, recognizers
+        ):
+            return list(raw_results)
+        return super()._enhance_using_context(
+            text, raw_results, nlp_artifacts, recognizers, context
+        )
+
+
+_PLAIN_ENHANCE = EntityRecognizer.enhance_using_context
+
+
+def _in_recognizer_order(
+    results: list[RecognizerResult], recognizers: list[EntityRecognizer]
+) -> bool:
+    """Whether ``results`` are grouped by recognizer in the order of ``recognizers`` (every
+    result naming one of them), the recognizers' ids distinct and none enhancing by context."""
+    index: dict[str, int] = {}
+    for k, recognizer in enumerate(recognizers):
+        plain = type(recognizer).enhance_using_context is _PLAIN_ENHANCE
+        if not plain or "enhance_using_context" in vars(recognizer):
+            return False
+        index[recognizer.id] = k
+    if len(index) != len(recognizers):
+        return False
+    key = RecognizerResult.RECOGNIZER_IDENTIFIER_KEY
+    last = 0
+    for result in results:
+        meta = result.recognition_metadata
+        rid = meta.get(key) if meta else None
+        at = index.get(rid) if isinstance(rid, str) else None
+        if at is None or at < last:
+            return False
+        last = at
+    return True
+
+
 def build_registry(recognizers_file: str | None = None) -> RecognizerRegistry:
     registry = RecognizerRegistry(
         recognizers=[HyperscanRecognizer(), *validated_recognizers()], supported_languages=["en"]
@@ -224,14 +281,15 @@ def build_registry(recognizers_file: str | None = None) -> RecognizerRegistry:
 
 
 def build_analyzer(recognizers_file: str | None = None) -> AnalyzerEngine:
-    """An AnalyzerEngine on the no_op NLP engine (no spaCy model) with the production registry."""
+    """An AnalyzerEngine (``LogAnalyzerEngine``) on the no_op NLP engine (no spaCy model) with
+    the production registry."""
     provider = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "no_op",
             "models": [{"lang_code": "en", "model_name": "no_op"}],
         }
     )
-    return AnalyzerEngine(
+    return LogAnalyzerEngine(
         nlp_engine=provider.create_engine(),
         registry=build_registry(recognizers_file),
         supported_languages=["en"],
