@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 BIN = Path(PYTHON).parent
 
-RATE = float(os.environ.get("LOADTEST_RATE", "60"))
+RATE = float(os.environ.get("LOADTEST_RATE", "90"))
 SECONDS = int(os.environ.get("LOADTEST_SECONDS", "30"))
 
 DRAIN_SECONDS = int(os.environ.get("LOADTEST_DRAIN_SECONDS", "40"))
