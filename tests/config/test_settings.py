@@ -1,30 +1,14 @@
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list
+from tests.manage_command import manage
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    clean.pop("DJANGO_SETTINGS_MODULE", None)
-    clean.update(env)
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_typed_helpers_fail_loudly_on_malformed_values(monkeypatch):
@@ -52,7 +36,7 @@ def test_typed_helpers_read_well_formed_values(monkeypatch):
 
 
 def test_production_settings_pass_check_deploy():
-    result = _manage(
+    result = manage(
         "check",
         "--deploy",
         "--fail-level",
@@ -68,14 +52,14 @@ def test_production_settings_pass_check_deploy():
 
 
 def test_without_debug_a_secret_key_is_required():
-    result = _manage("check", DEBUG="0", SECRET_KEY="")
+    result = manage("check", DEBUG="0", SECRET_KEY="")
 
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
 
 
 def test_a_malformed_database_url_names_the_variable():
-    result = _manage("check", DATABASE_URL="nonsense://")
+    result = manage("check", DATABASE_URL="nonsense://")
 
     assert result.returncode != 0
     assert "DATABASE_URL" in result.stderr
@@ -86,7 +70,7 @@ def test_the_embedded_default_uses_sqlite_and_eager_celery():
         "from django.conf import settings;"
         "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER)"
     )
-    result = _manage("shell", "-c", code)
+    result = manage("shell", "-c", code)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].split() == ["django.db.backends.sqlite3", "True"]

@@ -4,9 +4,6 @@ the same rows, the same converted values, on PostgreSQL here and on the embedded
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ from accounts.services import add_member, create_api_token, mark_email_verified
 from billing_tiers.entitlements import tier_for
 from billing_tiers.models import Tier
 from config import sql
+from tests.manage_command import manage
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,21 +128,9 @@ def test_instances_are_converted_like_the_orm_s(acme: Organization) -> None:
 def test_the_embedded_sqlite_mode_submits_and_diagnoses_with_a_token(tmp_path: Path) -> None:
     # The quick start's database: the hand-written statements run on SQLite too (UUIDs as text,
     # datetimes as strings, booleans as integers).
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", DEBUG="1")
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "DEBUG": "1"}
 
-    def manage(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-
-    migrated = manage("migrate", "--noinput", "-v", "0")
+    migrated = manage("migrate", "--noinput", "-v", "0", timeout=300, **env)
     assert migrated.returncode == 0, migrated.stderr
     code = """
 import json
@@ -169,7 +155,7 @@ print(json.dumps({"status": answer.status_code, "diagnosis": answer.json().get("
                   "organization": token.organization.name, "scopes": token.scopes,
                   "workplace": settings.TIER_DAILY_DIAGNOSES["workplace"]}))
 """
-    result = manage("shell", "-c", code)
+    result = manage("shell", "-c", code, timeout=300, **env)
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout.splitlines()[-1])
     assert answer["status"] == 202

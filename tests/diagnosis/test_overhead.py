@@ -25,6 +25,7 @@ from diagnosis.models import Diagnosis
 from diagnosis.stages import STAGES
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from tests.diagnosis.logs import OOM_LOG
+from tests.manage_command import manage
 from workers.tasks import STAGE_TASKS
 
 Status = Diagnosis.Status
@@ -449,24 +450,10 @@ print("read as the ORM reads it", same, read.organization.name)
 
 @pytest.mark.slow
 def test_the_stage_claims_and_completions_work_on_the_embedded_sqlite(tmp_path: Any) -> None:
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    database = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     script = f"LOG = {OOM_LOG.encode()!r}\n{EMBEDDED_PIPELINE}"
     for command in (["migrate", "-v0"], ["load_catalogue"], ["shell", "-c", script]):
-        result = subprocess.run(
-            [sys.executable, "manage.py", *command],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        result = manage(*command, timeout=240, DATABASE_URL=database)
         assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert "pipeline done 3 100 optimizer-state-oom" in lines
