@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage, get_connection
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -43,6 +43,7 @@ from accounts.models import Organization
 from accounts.selectors import Forbidden, require_manager
 from billing_tiers.models import Tier
 from billing_tiers.selectors import entitlements_for, entitlements_for_organization
+from config import sql
 from config.problems import ApplicationError
 from diagnosis.models import DeliveryAttempt, Diagnosis, Webhook, WebhookDelivery
 from diagnosis.recurrence import recurrence_of
@@ -289,15 +290,12 @@ def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:
     """Whether the organisation has any webhook or e-mail alert: one indexed lookup, in SQL of
     its own because it runs for every finished diagnosis and Django's query compilation would
     cost more than the query."""
-    table = connection.ops.quote_name(Webhook._meta.db_table)
-    field = Webhook._meta.get_field("organization")
-    column = connection.ops.quote_name(field.column)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT 1 FROM {table} WHERE {column} = %s LIMIT 1",  # noqa: S608 (model names)
-            [field.get_db_prep_value(organization_id, connection)],
+    return bool(
+        sql.fetch_all(
+            "SELECT 1 FROM diagnosis_webhook WHERE organization_id = %s LIMIT 1",
+            [sql.param(Webhook, "organization", organization_id)],
         )
-        return cursor.fetchone() is not None
+    )
 
 
 def enqueue_alerts(

@@ -13,8 +13,9 @@ from django.shortcuts import get_object_or_404
 
 from accounts.actors import Actor
 from billing_tiers.selectors import entitlements_for
+from config import sql
 from config.problems import PayloadTooLarge
-from encyclopedia.models import CatalogueVersion, Entry
+from encyclopedia.models import Entry
 from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
 from rootcause.result import EvidenceLine, MatchedLine, SearchMatch
 
@@ -59,17 +60,10 @@ def current_version() -> str:
     cache to go stale: one indexed lookup, in SQL of its own because Django's query compilation
     cost more than the query.
     """
-    meta = CatalogueVersion._meta
-    quote = connection.ops.quote_name
-    table, version, pk = (
-        quote(meta.db_table),
-        quote(meta.get_field("version").column),
-        quote(meta.pk.column),
+    rows = sql.fetch_all(
+        "SELECT version FROM encyclopedia_catalogueversion ORDER BY id DESC LIMIT 1", []
     )
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {version} FROM {table} ORDER BY {pk} DESC LIMIT 1")  # noqa: S608
-        row = cursor.fetchone()
-    return str(row[0]) if row and row[0] else ""
+    return str(rows[0][0]) if rows and rows[0][0] else ""
 
 
 def current_catalogue() -> tuple[str, list[dict[str, Any]]]:
