@@ -72,13 +72,18 @@ class DeadlineThreadWorker(ThreadWorker):
         # The clock starts when this request's first bytes are read, not while the connection
         # sat idle in the poller (that is the keepalive timeout's business).
         conn.header_deadline = time.monotonic() + self.header_seconds
-        original_init = conn.init
+        # gthread calls conn.init() for every request of a kept-alive connection: wrapped once
+        # per connection, not once per request (a chain that grew with each request and ended in
+        # a RecursionError, a 500, after about a thousand requests on one connection).
+        if not getattr(conn, "_rootcause_init_wrapped", False):
+            original_init = conn.init
 
-        def init() -> None:
-            original_init()
-            _bounded(conn)
+            def init() -> None:
+                original_init()
+                _bounded(conn)
 
-        conn.init = init
+            conn.init = init
+            conn._rootcause_init_wrapped = True
         _bounded(conn)  # a kept-alive connection already has its parser
         return super().handle(conn)
 

@@ -4,6 +4,7 @@ problem+json (docs/operations.md)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import threading
@@ -110,3 +111,36 @@ def test_a_body_that_stops_coming_is_answered_408(web):
     assert status == 408
     assert problem["type"].endswith("/upload-timed-out")
     assert "did not arrive" in problem["detail"]
+
+
+def test_a_kept_alive_connection_serves_many_requests_and_keeps_the_header_deadline(web):
+    """gthread initialises a connection again for each of its requests; the deadline's wrapper
+    once grew with each, and the ~1000th request on one connection was a 500."""
+    host, port = web.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.connect()
+    sock = conn.sock
+    statuses = set()
+    for _ in range(1200):
+        conn.request("GET", "/healthz")
+        response = conn.getresponse()
+        response.read()
+        statuses.add(response.status)
+    assert statuses == {200}
+    assert conn.sock is sock  # one connection throughout
+
+    # Still bounded: headers trickled on the same connection are cut off.
+    started = time.monotonic()
+    for byte in HEAD:
+        try:
+            sock.send(bytes([byte]))
+        except OSError:
+            break
+        time.sleep(0.5)
+        if time.monotonic() - started > 10:
+            break
+    status, problem = _answer(sock)
+    conn.close()
+
+    assert status == 408
+    assert problem["type"].endswith("/request-timed-out")
