@@ -107,6 +107,8 @@ REDIS_KEY_PREFIX = env_str("REDIS_KEY_PREFIX", "rootcause:")
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_URL = REDIS_URL or "memory://"
+# kombu's Redis transport with one client per connection pool (config/broker.py).
+CELERY_BROKER_TRANSPORT = "config.broker:Transport" if REDIS_URL else None
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -58,17 +58,23 @@ class RedisStagingStore:
         )
 
     def write(self, key: str, chunks: Iterable[bytes], *, ttl_seconds: int) -> int:
-        """Replaces `key` with the concatenated chunks; returns the number of bytes written."""
-        self.client.delete(key)
+        """Replaces `key` with the concatenated chunks; returns the number of bytes written.
+
+        The first chunk replaces the value and sets its TTL in one SET: a log that comes in one
+        chunk (most do) is one round trip. Each later chunk is an APPEND that refreshes the TTL,
+        also one round trip; the TTL is the backstop if nobody deletes the key.
+        """
         total = 0
         for chunk in chunks:
             if not chunk:
                 continue
-            # APPEND then EXPIRE in one round trip; the TTL is the backstop if nobody deletes it.
-            pipe = self.client.pipeline(transaction=False)
-            pipe.append(key, chunk)
-            pipe.expire(key, ttl_seconds)
-            pipe.execute()
+            if total == 0:
+                self.client.set(key, chunk, ex=ttl_seconds)
+            else:
+                pipe = self.client.pipeline(transaction=False)
+                pipe.append(key, chunk)
+                pipe.expire(key, ttl_seconds)
+                pipe.execute()
             total += len(chunk)
         if total == 0:
             # An empty log still exists as a value, so "missing" keeps meaning "expired or lost".

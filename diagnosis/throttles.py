@@ -71,8 +71,10 @@ def throttle_waits(
 
     Each throttle counts and decides as its own `allow_request` would (a refused one records
     nothing, an admitted one records the request even if another refuses it); their histories
-    are read in one `get_many` and the admitted ones written back in one `set_many` per window
-    length, instead of a get and a set per throttle. Returns the waits of those that refuse.
+    are read in one `get_many` and the admitted ones written back in one `set_many`, instead of
+    a get and a set per throttle. Returns the waits of those that refuse. The write keeps every
+    history for the longest of their windows: a history is cut to its own window each time it is
+    read, so a key that outlives its window only holds times that no longer count.
 
     The `gate`'s history is read in the same `get_many` but never written (failed token
     authentications: only failures count, elsewhere); past its rate it raises GateRefused before
@@ -90,7 +92,8 @@ def throttle_waits(
     cache = counted[0][0].cache
     histories = cache.get_many([key for _, key in counted])
     waits: list[float | None] = []
-    admitted: dict[int, dict[str, list[float]]] = {}
+    admitted: dict[str, list[float]] = {}
+    keep_for = 0
     for throttle, key in counted:
         # Set from the rate by the throttle's constructor (not in DRF's stubs).
         num_requests: int = throttle.num_requests  # type: ignore[attr-defined]
@@ -107,7 +110,8 @@ def throttle_waits(
             waits.append(throttle.wait())
             continue
         throttle.history.insert(0, throttle.now)
-        admitted.setdefault(duration, {})[key] = throttle.history
-    for duration, values in admitted.items():
-        cache.set_many(values, duration)
+        admitted[key] = throttle.history
+        keep_for = max(keep_for, duration)
+    if admitted:
+        cache.set_many(admitted, keep_for)
     return waits

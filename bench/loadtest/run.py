@@ -450,6 +450,7 @@ class EndToEnd:
     unfinished: dict[str, str]
     leftover_keys: int
     latencies: list[float]
+    answer_times: list[float]  # seconds from the start of each accepted request to its 202
     refused: dict[str, int]
     reasons: dict[str, int]
     last_finished_after: float
@@ -518,6 +519,7 @@ def run_end_to_end(stack: Stack, tokens: list[str]) -> EndToEnd:
         unfinished=rows.active,
         leftover_keys=leftover,
         latencies=latencies,
+        answer_times=[took for _, _, took in data["accepted"]],
         refused=data["refused"],
         reasons=reasons,
         last_finished_after=last - data["started"],
@@ -585,6 +587,8 @@ def report(e2e: EndToEnd, intake: Intake | None) -> str:
         " diagnoses/s",
         f"  submit->done p50 {p50:.2f} s, p99 {p99:.2f} s, max "
         f"{max(e2e.latencies, default=float('nan')):.2f} s   (goal p99 < {GOAL_P99:g} s)",
+        f"  of which the answer (202) p50 {percentile(e2e.answer_times, 0.5) * 1000:.0f} ms,"
+        f" p99 {percentile(e2e.answer_times, 0.99) * 1000:.0f} ms",
         f"  submitted {e2e.submitted + e2e.unanswered} = done {e2e.done} + failed {e2e.failed}"
         f" + unfinished {len(e2e.unfinished)} + lost {len(e2e.lost)}",
     ]

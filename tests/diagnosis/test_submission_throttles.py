@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
 import pytest
+from django.core.cache import caches
 from django.test import override_settings
+from rest_framework.throttling import SimpleRateThrottle
 
 from config.problems import PROBLEM_CONTENT_TYPE
 from tests.diagnosis.logs import OOM_LOG
@@ -62,3 +65,37 @@ def test_reading_the_history_is_not_a_submission(acme_api: Any) -> None:
     assert _post(acme_api, _address()).status_code == 202
     for _ in range(3):
         assert acme_api.get(URL).status_code == 200
+
+
+@override_settings(
+    THROTTLE_SUBMISSIONS_PER_ADDRESS="1/second", THROTTLE_SUBMISSIONS_PER_ORGANIZATION="3/minute"
+)
+def test_limits_of_different_windows_are_written_together_and_each_keeps_its_own(
+    acme_api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [time.time()]
+    monkeypatch.setattr(SimpleRateThrottle, "timer", lambda self: clock[0])
+    writes: list[tuple[list[str], int | None]] = []
+    backend = type(caches["default"])
+    set_many = backend.set_many
+
+    def counted(self: Any, data: dict[str, Any], timeout: Any = None, **kwargs: Any) -> Any:
+        writes.append((sorted(data), timeout))
+        return set_many(self, data, timeout, **kwargs)
+
+    monkeypatch.setattr(backend, "set_many", counted)
+    address = _address()
+
+    assert _post(acme_api, address).status_code == 202
+    # Both histories in one write, kept for the longer window.
+    assert len(writes) == 1
+    assert len(writes[0][0]) == 2
+    assert writes[0][1] == 60
+    _throttled(_post(acme_api, address))  # the address' second within its second
+    clock[0] += 1.5
+    assert _post(acme_api, address).status_code == 202  # its second has passed
+    clock[0] += 1.5
+    # The organisation's fourth in its minute (the one the address refused counted for it).
+    refused = _post(acme_api, address)
+    _throttled(refused)
+    assert int(refused["Retry-After"]) > 30

@@ -1,0 +1,82 @@
+"""The Redis staging store's writes: what they leave and how many round trips they take."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings
+
+from diagnosis.staging import MASKED, RAW, RedisStagingStore, staging_key
+
+
+@pytest.fixture
+def store() -> RedisStagingStore:
+    return RedisStagingStore(settings.REDIS_URL)
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every round trip to Redis from now on, as the commands it carried."""
+    seen: list[list[str]] = []
+    command, pipeline = redis.Redis.execute_command, redis.client.Pipeline.execute
+
+    def one(self: redis.Redis, *args: Any, **options: Any) -> Any:
+        seen.append([str(args[0]).upper()])
+        return command(self, *args, **options)
+
+    def batch(self: redis.client.Pipeline, *args: Any, **options: Any) -> Any:
+        seen.append([str(c[0][0]).upper() for c in self.command_stack])
+        return pipeline(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", one)
+    monkeypatch.setattr(redis.client.Pipeline, "execute", batch)
+    return seen
+
+
+def _key(kind: str = RAW) -> str:
+    return staging_key(kind, uuid.uuid4())
+
+
+def test_a_value_in_one_chunk_is_written_with_its_ttl_in_one_round_trip(store, trips):
+    key = _key()
+
+    assert store.write(key, [b"step 1 loss 2.0\n"], ttl_seconds=60) == 16
+
+    assert trips == [["SET"]]
+    assert b"".join(store.read(key)) == b"step 1 loss 2.0\n"
+    assert 0 < store.client.ttl(key) <= 60
+
+
+def test_a_write_replaces_a_longer_value_and_its_ttl(store):
+    key = _key(MASKED)
+    store.write(key, [b"x" * 1000, b"y" * 1000], ttl_seconds=600)
+
+    store.write(key, [b"short"], ttl_seconds=30)
+
+    assert b"".join(store.read(key)) == b"short"
+    assert 0 < store.client.ttl(key) <= 30
+
+
+def test_later_chunks_are_appended_each_refreshing_the_ttl(store, trips):
+    key = _key()
+
+    written = store.write(key, [b"", b"first ", b"", b"second ", b"third"], ttl_seconds=60)
+
+    assert written == len(b"first second third")
+    assert trips == [["SET"], ["APPEND", "EXPIRE"], ["APPEND", "EXPIRE"]]
+    assert b"".join(store.read(key)) == b"first second third"
+    assert 0 < store.client.ttl(key) <= 60
+
+
+def test_an_empty_value_still_exists_with_its_ttl(store):
+    key = _key()
+    store.write(key, [b"old"], ttl_seconds=600)
+
+    assert store.write(key, [b"", b""], ttl_seconds=60) == 0
+
+    assert store.exists(key)
+    assert b"".join(store.read(key)) == b""
+    assert 0 < store.client.ttl(key) <= 60
