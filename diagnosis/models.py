@@ -28,9 +28,15 @@ class Diagnosis(models.Model):
         CLI = "cli"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    # Null only for a visitor's diagnosis (the constraint below says so).
+    # Null only for a visitor's diagnosis (the constraint below says so). No index of its own:
+    # the history's and the recurrence's indexes (Meta) begin with it and serve its lookups.
     organization = models.ForeignKey(
-        Organization, on_delete=models.CASCADE, related_name="diagnoses", null=True, blank=True
+        Organization,
+        on_delete=models.CASCADE,
+        related_name="diagnoses",
+        null=True,
+        blank=True,
+        db_index=False,
     )
     # A visitor's: the keyed hash of their address (accounts.actors.anonymous_subject), so a
     # retried Idempotency-Key is recognised; the address itself is never kept.
@@ -74,7 +80,9 @@ class Diagnosis(models.Model):
     failure_reason = models.CharField(max_length=255, blank=True)
 
     outcome = models.CharField(max_length=16, blank=True)
-    failure_slug = models.SlugField(max_length=100, blank=True)
+    # Looked up within an organisation only (the recurrence's index): no index of its own, which
+    # every write of the row (a submission, then each stage's claim and completion) would update.
+    failure_slug = models.SlugField(max_length=100, blank=True, db_index=False)
     result: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
     masking_counts: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
     catalogue_version = models.CharField(max_length=32, blank=True)
@@ -130,8 +138,14 @@ class Diagnosis(models.Model):
                 fields=["organization", "failure_slug", "created_at"],
                 name="diagnosis_org_class_recurrence",
             ),
-            # The sweeper: active diagnoses whose last progress is older than a deadline.
-            models.Index(fields=["status", "updated_at"], name="diagnosis_status_updated"),
+            # The sweepers: active diagnoses whose last progress is older than a deadline. Only
+            # active rows are in it: a finished diagnosis (most rows) leaves it with its last
+            # write, and the index stays the size of what is in flight.
+            models.Index(
+                fields=["status", "updated_at"],
+                condition=models.Q(status__in=ACTIVE_STATUSES),
+                name="diagnosis_active_updated",
+            ),
             # The purge: visitors' diagnoses past their link's lifetime.
             models.Index(
                 fields=["expires_at"],
