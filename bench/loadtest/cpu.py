@@ -86,15 +86,27 @@ class CpuMeter:
                 total[part] = total.get(part, 0.0) + last - self._first[pid][1]
         return dict(sorted(total.items(), key=lambda item: -item[1]))
 
-    def describe(self, count: int) -> str:
-        """'gunicorn 5.1, postgres 2.0, … = 9.8 ms of CPU a submission; machine 95 % busy'."""
+    def describe(self, count: int, *, generator: str = "") -> str:
+        """'gunicorn 5.1, postgres 2.0, … = 9.8 ms of CPU a submission; machine 95 % busy'.
+
+        With `generator`, the part that is the load generator: what the rest, the stack alone,
+        spends on a submission, and the rate that would fill every core with it (what the stack
+        could take with the load coming from another machine)."""
         if not count:
             return "no submissions"
         seconds = self.seconds()
         parts = ", ".join(f"{part} {cpu * 1000 / count:.1f}" for part, cpu in seconds.items())
         cores = psutil.cpu_count() or 1
-        return (
+        described = (
             f"{parts} = {sum(seconds.values()) * 1000 / count:.1f} ms of CPU a submission;"
             f" the machine {self.machine_busy / (self.wall * cores):.0%} busy"
             f" ({self.machine_busy * 1000 / count:.1f} ms a submission)"
         )
+        stack = sum(cpu for part, cpu in seconds.items() if part != generator)
+        if generator and stack > 0:
+            described += (
+                f"\n  the stack alone (without {generator}, the load generator):"
+                f" {stack * 1000 / count:.1f} ms a submission, {count * cores / stack:.0f}/s"
+                f" with all {cores} cores"
+            )
+        return described

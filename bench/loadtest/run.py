@@ -523,7 +523,7 @@ def run_end_to_end(stack: Stack, tokens: list[str]) -> EndToEnd:
         refused=data["refused"],
         reasons=reasons,
         last_finished_after=last - data["started"],
-        cpu=meter.describe(len(data["accepted"])),
+        cpu=meter.describe(len(data["accepted"]), generator="e2e"),
     )
 
 
@@ -567,7 +567,7 @@ def run_intake(stack: Stack, tokens: list[str]) -> Intake:
         missing_raw=len(set(ids) - raw),
         p50=percentile(answer_times, 0.5),
         p99=percentile(answer_times, 0.99),
-        cpu=meter.describe(len(data["accepted"])),
+        cpu=meter.describe(len(data["accepted"]), generator="intake"),
     )
 
 
