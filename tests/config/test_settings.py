@@ -74,3 +74,50 @@ def test_the_embedded_default_uses_sqlite_and_eager_celery():
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].split() == ["django.db.backends.sqlite3", "True"]
+
+
+@pytest.mark.parametrize(
+    ("url", "threshold", "options"),
+    [
+        (
+            "postgres://u@127.0.0.1:5432/x",
+            None,
+            "{'server_side_binding': True, 'prepare_threshold': 5}",
+        ),
+        (
+            "postgres://u@127.0.0.1:5432/x",
+            "0",
+            "{'server_side_binding': True, 'prepare_threshold': None}",
+        ),
+        ("sqlite:///x.sqlite3", None, "{}"),
+    ],
+)
+def test_postgresql_statements_are_prepared_unless_turned_off(url, threshold, options):
+    code = (
+        "from django.conf import settings; print(settings.DATABASES['default'].get('OPTIONS', {}))"
+    )
+    env = {"DATABASE_URL": url}
+    if threshold is not None:
+        env["DB_PREPARE_THRESHOLD"] = threshold
+    result = manage("shell", "-c", code, **env)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == options
+
+
+def test_a_statement_run_often_is_prepared_and_answers_the_same(acme_token):
+    """The token lookup of every API call, past the threshold: PostgreSQL holds it prepared for
+    this connection, and it still finds the token, and only it."""
+    from django.db import connection
+
+    from accounts.selectors import token_for_secret
+    from accounts.tokens import hash_secret
+
+    found = [token_for_secret(acme_token) for _ in range(8)]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+
+    assert any("FROM accounts_apitoken" in statement for statement in prepared)
+    assert all(token is not None and token.pk == found[0].pk for token in found)
+    assert hash_secret(acme_token) == found[0].digest
