@@ -119,5 +119,7 @@ def test_a_statement_run_often_is_prepared_and_answers_the_same(acme_token):
         prepared = [statement for (statement,) in cursor.fetchall()]
 
     assert any("FROM accounts_apitoken" in statement for statement in prepared)
-    assert all(token is not None and token.pk == found[0].pk for token in found)
-    assert hash_secret(acme_token) == found[0].digest
+    first = found[0]
+    assert first is not None
+    assert first.digest == hash_secret(acme_token)
+    assert all(token is not None and token.pk == first.pk for token in found)
