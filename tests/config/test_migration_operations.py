@@ -1,0 +1,75 @@
+"""config/migration_operations.AddIndexConcurrently on PostgreSQL, in a database of the test's own:
+built concurrently and valid, undone, and rebuilt over an invalid leftover of a failed build.
+(SQLite's plain CREATE INDEX runs whenever the embedded mode migrates: tests/config/test_sql.py.)"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from tests.manage_command import manage
+
+pytestmark = pytest.mark.e2e  # migrates a whole database: some seconds
+
+INDEX = "diagnosis_active_updated"
+
+
+def _server_url(database: str) -> str:
+    settings = connection.settings_dict
+    user, host, port = settings["USER"] or "postgres", settings["HOST"], settings["PORT"]
+    password = f":{settings['PASSWORD']}" if settings["PASSWORD"] else ""
+    return f"postgres://{user}{password}@{host or '127.0.0.1'}:{port or 5432}/{database}"
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    name = f"rootcause_migrations_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(_server_url("postgres"), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _server_url(name)
+    finally:
+        with psycopg.connect(_server_url("postgres"), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _index(url: str) -> Any:
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            "SELECT i.indisvalid, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+            " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
+            [INDEX],
+        ).fetchone()
+
+
+def _migrate(url: str, *target: str) -> None:
+    result = manage("migrate", *target, "--noinput", "-v", "0", timeout=300, DATABASE_URL=url)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_index_is_built_concurrently_undone_and_rebuilt_over_an_invalid_leftover(database):
+    _migrate(database)
+    valid, definition = _index(database)
+    assert valid
+    assert "WHERE" in definition
+    assert "queued" in definition
+
+    _migrate(database, "diagnosis", "0008")
+    assert _index(database) is None
+
+    # What an interrupted CREATE INDEX CONCURRENTLY leaves: the index, marked invalid.
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f'CREATE INDEX "{INDEX}" ON diagnosis_diagnosis (status, updated_at)')
+        conn.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [INDEX]
+        )
+    _migrate(database)
+
+    valid, definition = _index(database)
+    assert valid
+    assert "WHERE" in definition
