@@ -85,17 +85,24 @@ def test_four_clients_trickling_one_byte_a_second_do_not_stall_healthz(web):
     assert answers == [200] * 5
 
 
+def _trickle_headers(sock: socket.socket) -> None:
+    """Headers that never finish: one byte every half second, until the server cuts the
+    connection or 10 s have passed."""
+    started = time.monotonic()
+    for byte in HEAD:
+        try:
+            sock.send(bytes([byte]))
+        except OSError:
+            return
+        time.sleep(0.5)
+        if time.monotonic() - started > 10:
+            return
+
+
 def test_headers_that_come_too_slowly_are_answered_408(web):
     with _connect(web) as sock:
         started = time.monotonic()
-        for byte in HEAD:  # never finished: one byte every half second
-            try:
-                sock.send(bytes([byte]))
-            except OSError:
-                break
-            time.sleep(0.5)
-            if time.monotonic() - started > 10:
-                break
+        _trickle_headers(sock)
         status, problem = _answer(sock)
 
     assert status == 408
@@ -130,15 +137,7 @@ def test_a_kept_alive_connection_serves_many_requests_and_keeps_the_header_deadl
     assert conn.sock is sock  # one connection throughout
 
     # Still bounded: headers trickled on the same connection are cut off.
-    started = time.monotonic()
-    for byte in HEAD:
-        try:
-            sock.send(bytes([byte]))
-        except OSError:
-            break
-        time.sleep(0.5)
-        if time.monotonic() - started > 10:
-            break
+    _trickle_headers(sock)
     status, problem = _answer(sock)
     conn.close()
 
