@@ -385,10 +385,18 @@ def locust(
     return data
 
 
+# The load generator's part in the CPU lines, whichever phase ("e2e", "intake") started it.
+LOCUST, PHASES = "locust", ("e2e", "intake")
+
+
 def cpu_roots(stack: Stack) -> dict[str, list[int]]:
     """The stack's processes by part, for CpuMeter; PostgreSQL's are the backends serving the
-    run's database (the server's own processes are shared with whatever else runs here)."""
-    roots = {name: [process.pid] for name, process in stack.processes.items()}
+    run's database (the server's own processes are shared with whatever else runs here). The
+    phase's locust process, named after its phase in the stack, is "locust" here."""
+    roots = {
+        LOCUST if name in PHASES else name: [process.pid]
+        for name, process in stack.processes.items()
+    }
     with contextlib.suppress(Exception):
         import psycopg
 
@@ -523,7 +531,7 @@ def run_end_to_end(stack: Stack, tokens: list[str]) -> EndToEnd:
         refused=data["refused"],
         reasons=reasons,
         last_finished_after=last - data["started"],
-        cpu=meter.describe(len(data["accepted"]), generator="e2e"),
+        cpu=meter.describe(len(data["accepted"]), generator=LOCUST),
     )
 
 
@@ -567,7 +575,7 @@ def run_intake(stack: Stack, tokens: list[str]) -> Intake:
         missing_raw=len(set(ids) - raw),
         p50=percentile(answer_times, 0.5),
         p99=percentile(answer_times, 0.99),
-        cpu=meter.describe(len(data["accepted"]), generator="intake"),
+        cpu=meter.describe(len(data["accepted"]), generator=LOCUST),
     )
 
 
