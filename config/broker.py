@@ -7,6 +7,16 @@ the LPUSH it sends. The same fix as config/cache.py: one client per pool, kept u
 replaces its pool (after a fork or a lost connection), when the next command makes a new one. A
 `redis.Redis` is safe to share between threads: each command takes a connection from the pool.
 
+It also mends the crash that stopped workers after a Redis restart: `Unrecoverable error:
+AttributeError("'NoneType' object has no attribute 'hostname'")` (celery/kombu#582). On a broker
+loss Celery closes the connection, and closing the channel puts its unacknowledged messages back,
+which needs a Redis client; the channel has dropped its pool by then and builds a new one from
+connection details that are already gone. kombu reads them unguarded and raises AttributeError,
+which no one catches, and the worker exits. Here the channel raises a Redis ConnectionError
+instead: a connection error, which kombu ignores while closing and Celery answers by connecting
+again (the messages stay in Redis's unacknowledged set, restored after the visibility timeout).
+tests/e2e/test_faults.py restarts Redis under load, which reproduced the crash on a busy machine.
+
 Celery uses it through CELERY_BROKER_TRANSPORT (config/settings.py) in real mode; the embedded
 mode's in-memory broker is untouched.
 """
@@ -15,11 +25,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
 from kombu.transport import redis as kombu_redis
 
 
 class Channel(kombu_redis.Channel):
     _shared_client: Any = None
+
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        transport = self.connection
+        if transport is None or transport.client is None:
+            raise redis.ConnectionError("the broker connection was closed")
+        kombu: Any = super()  # a private method, not in kombu's type stubs
+        return kombu._connparams(asynchronous=asynchronous)
 
     def _create_client(self, asynchronous: bool = False) -> Any:
         kombu: Any = super()  # a private method, not in kombu's type stubs
