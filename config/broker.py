@@ -15,7 +15,8 @@ connection details that are already gone. kombu reads them unguarded and raises 
 which no one catches, and the worker exits. Here the channel raises a Redis ConnectionError
 instead: a connection error, which kombu ignores while closing and Celery answers by connecting
 again (the messages stay in Redis's unacknowledged set, restored after the visibility timeout).
-tests/e2e/test_faults.py restarts Redis under load, which reproduced the crash on a busy machine.
+tests/e2e/test_faults.py restarts Redis under load, which reproduced the crash on a busy machine
+(docs/operations.md); tests/config/test_broker.py puts a channel in that state.
 
 Celery uses it through CELERY_BROKER_TRANSPORT (config/settings.py) in real mode; the embedded
 mode's in-memory broker is untouched.
