@@ -26,6 +26,7 @@ from diagnosis.stages import STAGES
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from tests.diagnosis.logs import OOM_LOG
 from tests.manage_command import manage
+from tests.redis_trips import redis_round_trips
 from workers.tasks import STAGE_TASKS
 
 Status = Diagnosis.Status
@@ -299,25 +300,6 @@ def test_the_alerts_of_a_diagnosis_cost_no_query_for_a_visitor_and_one_without_e
     assert len(queries.captured_queries) == 1
 
 
-def _redis_round_trips(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every round trip to Redis from now on, as the commands it carried."""
-    trips: list[list[str]] = []
-    execute_command = redis.Redis.execute_command
-    execute_pipeline = redis.client.Pipeline.execute
-
-    def command(self: redis.Redis, *args: Any, **options: Any) -> Any:
-        trips.append([str(args[0]).upper()])
-        return execute_command(self, *args, **options)
-
-    def pipeline(self: redis.client.Pipeline, *args: Any, **options: Any) -> Any:
-        trips.append([str(c[0][0]).upper() for c in self.command_stack])
-        return execute_pipeline(self, *args, **options)
-
-    monkeypatch.setattr(redis.Redis, "execute_command", command)
-    monkeypatch.setattr(redis.client.Pipeline, "execute", pipeline)
-    return trips
-
-
 def test_the_stage_durations_of_a_diagnosis_go_to_redis_in_one_round_trip(
     acme_api: Any, django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -327,7 +309,7 @@ def test_the_stage_durations_of_a_diagnosis_go_to_redis_in_one_round_trip(
     before = {
         s.status.value: metrics._stage_figures(s.status.value).get("count", 0) for s in STAGES
     }
-    trips = _redis_round_trips(monkeypatch)
+    trips = redis_round_trips(monkeypatch)
 
     STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
 
@@ -498,7 +480,7 @@ def test_a_small_log_is_read_from_redis_once_and_its_masked_text_is_matched_from
 ) -> None:
     diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
     written = _masked_as_written(monkeypatch)
-    trips = _redis_round_trips(monkeypatch)
+    trips = redis_round_trips(monkeypatch)
 
     STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
 
@@ -536,7 +518,7 @@ def test_a_log_bigger_than_a_read_chunk_is_streamed_from_redis_and_masked_the_sa
     assert len(log.encode()) > 4 * chunk
     diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks, log)
     written = _masked_as_written(monkeypatch)
-    trips = _redis_round_trips(monkeypatch)
+    trips = redis_round_trips(monkeypatch)
 
     STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
-import redis
 from django.conf import settings
 
 from diagnosis.staging import MASKED, RAW, RedisStagingStore, staging_key
+from tests.redis_trips import redis_round_trips
 
 
 @pytest.fixture
@@ -19,21 +18,7 @@ def store() -> RedisStagingStore:
 
 @pytest.fixture
 def trips(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Every round trip to Redis from now on, as the commands it carried."""
-    seen: list[list[str]] = []
-    command, pipeline = redis.Redis.execute_command, redis.client.Pipeline.execute
-
-    def one(self: redis.Redis, *args: Any, **options: Any) -> Any:
-        seen.append([str(args[0]).upper()])
-        return command(self, *args, **options)
-
-    def batch(self: redis.client.Pipeline, *args: Any, **options: Any) -> Any:
-        seen.append([str(c[0][0]).upper() for c in self.command_stack])
-        return pipeline(self, *args, **options)
-
-    monkeypatch.setattr(redis.Redis, "execute_command", one)
-    monkeypatch.setattr(redis.client.Pipeline, "execute", batch)
-    return seen
+    return redis_round_trips(monkeypatch)
 
 
 def _key(kind: str = RAW) -> str:
