@@ -128,6 +128,16 @@ class WorkerProcess:
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def output_once_it_says(self, text: str, timeout: float = 30) -> str:
+        """The output once `text` is in it: a task writes its log line a moment after its last
+        commit, which the tests may already have seen."""
+        deadline = time.monotonic() + timeout
+        while text not in (output := self.output()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the worker did not say {text!r}:\n{output[-2000:]}")
+            time.sleep(0.1)
+        return output
+
 
 @contextlib.contextmanager
 def tasks_through_redis() -> Iterator[None]:
