@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from accounts.services import (
     mark_email_verified,
 )
 from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
+from tests.manage_command import manage
 from tests.redis_namespace import delete_run_keys
 
 
@@ -31,6 +34,25 @@ def _delete_this_runs_redis_keys() -> Iterator[None]:
     # No Redis at all (a run of the library tests alone): then this run wrote nothing there.
     with contextlib.suppress(redis.ConnectionError):
         delete_run_keys()
+
+
+@pytest.fixture(scope="session")
+def _migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("embedded") / "db.sqlite3"
+    migrated = manage(
+        "migrate", "--noinput", "-v", "0", timeout=300, DATABASE_URL=f"sqlite:///{path}"
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    return path
+
+
+@pytest.fixture
+def embedded_sqlite(_migrated_sqlite: Path, tmp_path: Path) -> str:
+    """The DATABASE_URL of a migrated SQLite database of the test's own, the quick start's kind:
+    a copy of one migrated once per run (`manage.py migrate` takes seconds)."""
+    path = tmp_path / "db.sqlite3"
+    shutil.copyfile(_migrated_sqlite, path)
+    return f"sqlite:///{path}"
 
 
 @pytest.fixture

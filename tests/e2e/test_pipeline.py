@@ -134,7 +134,7 @@ def _big_log(megabytes: int) -> bytes:
 def test_a_worker_killed_mid_diagnosis_loses_nothing_and_finishes_once(
     real_worker, catalogue, acme_api
 ):
-    response = acme_api.post(URL, data=_big_log(40), content_type="text/plain")
+    response = acme_api.post(URL, data=_big_log(20), content_type="text/plain")
     assert response.status_code == 202
     diagnosis_id = response.json()["id"]
 
