@@ -44,7 +44,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.loadtest.cpu import CpuMeter
+from bench.loadtest.cpu import CpuMeter, processor_name, reference_milliseconds
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -579,13 +579,15 @@ def run_intake(stack: Stack, tokens: list[str]) -> Intake:
     )
 
 
-def report(e2e: EndToEnd, intake: Intake | None) -> str:
+def report(e2e: EndToEnd, intake: Intake | None, speed: list[float]) -> str:
     rate = e2e.submitted / e2e.seconds if e2e.seconds else 0.0
     p50, p99 = percentile(e2e.latencies, 0.5), percentile(e2e.latencies, 0.99)
     lines = [
         "",
         f"== make loadtest: {os.cpu_count()} cores, {LOG_BYTES // 1024} KB logs, "
         f"{WORKER_CONCURRENCY} worker processes ==",
+        f"machine: {processor_name()}; one core's reference work (bench/loadtest/cpu.py,"
+        f" lower is faster) {speed[0]:.1f} ms before the phases, {speed[-1]:.1f} ms after",
         f"end to end, offered up to {RATE:g}/s for {SECONDS} s, held back while more than"
         f" {BACKLOG} messages waited for a worker:",
         f"  accepted   {e2e.submitted} in {e2e.seconds:.1f} s = {rate:.1f} submissions/s"
@@ -661,11 +663,13 @@ def main() -> int:
             say(str(exc))
             return 2
         say(f"stack up in {time.monotonic() - began:.0f} s")
+        speed = [reference_milliseconds()]
         e2e = run_end_to_end(stack, tokens)
         stack.stop("beat")
         stack.stop("worker")
         intake = run_intake(stack, tokens) if INTAKE_SECONDS > 0 else None
-        print(report(e2e, intake), flush=True)
+        speed.append(reference_milliseconds())
+        print(report(e2e, intake, speed), flush=True)
         say(f"finished in {time.monotonic() - began:.0f} s")
         return 0 if e2e.ok and (intake is None or intake.ok) else 1
     except (KeyboardInterrupt, Interrupted):
