@@ -391,15 +391,15 @@ def test_an_admin_edit_of_the_catalogue_reaches_the_next_diagnosis(
 # runs them on SQLite, where the suite's PostgreSQL does not look.
 EMBEDDED_PIPELINE = """
 import dataclasses, uuid
-from django.core.management import call_command
-call_command("load_catalogue", verbosity=0)
 from datetime import timedelta
+from django.core.management import call_command
 from django.utils import timezone
 from accounts.models import Organization
 from diagnosis import services
 from diagnosis.models import Diagnosis
 from diagnosis.staging import RAW, get_store, staging_key
 from workers.tasks import STAGE_TASKS
+call_command("load_catalogue", verbosity=0)
 Status = Diagnosis.Status
 org = Organization.objects.create(name="embedded")
 done = Diagnosis.objects.create(organization=org, source="api", size_bytes=10)
