@@ -28,18 +28,20 @@ from config.celery import app as celery_app
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def database_url(name: str) -> str:
+    """The run's DATABASE_URL (credentials, host or socket, options) naming database `name` on
+    the same server."""
+    return urlsplit(settings.DATABASE_URL)._replace(path=f"/{name}").geturl()
+
+
 def worker_environment(**overrides: str) -> dict[str, str]:
     """The worker's environment: this run's test database (by name), Redis URL and key prefix."""
-    # The run's DATABASE_URL (credentials, host or socket, options) with the test database in it.
-    database_url = urlsplit(settings.DATABASE_URL)._replace(
-        path=f"/{connection.settings_dict['NAME']}"
-    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="1",
         SECRET_KEY=settings.SECRET_KEY,
-        DATABASE_URL=database_url.geturl(),
+        DATABASE_URL=database_url(connection.settings_dict["NAME"]),
         REDIS_URL=settings.REDIS_URL,
         REDIS_KEY_PREFIX=settings.REDIS_KEY_PREFIX,
         DB_CONN_MAX_AGE="0",

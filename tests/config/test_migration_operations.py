@@ -10,31 +10,24 @@ from typing import Any
 
 import psycopg
 import pytest
-from django.db import connection
 
 from tests.manage_command import manage
+from tests.worker import database_url
 
 pytestmark = pytest.mark.e2e  # migrates a whole database: some seconds
 
 INDEX = "diagnosis_active_updated"
 
 
-def _server_url(database: str) -> str:
-    settings = connection.settings_dict
-    user, host, port = settings["USER"] or "postgres", settings["HOST"], settings["PORT"]
-    password = f":{settings['PASSWORD']}" if settings["PASSWORD"] else ""
-    return f"postgres://{user}{password}@{host or '127.0.0.1'}:{port or 5432}/{database}"
-
-
 @pytest.fixture
 def database() -> Iterator[str]:
     name = f"rootcause_migrations_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(_server_url("postgres"), autocommit=True) as admin:
+    with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield _server_url(name)
+        yield database_url(name)
     finally:
-        with psycopg.connect(_server_url("postgres"), autocommit=True) as admin:
+        with psycopg.connect(database_url("postgres"), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
