@@ -579,7 +579,8 @@ def run_intake(stack: Stack, tokens: list[str]) -> Intake:
     )
 
 
-def report(e2e: EndToEnd, intake: Intake | None, speed: list[float]) -> str:
+def report(e2e: EndToEnd, intake: Intake | None, reference: tuple[float, float]) -> str:
+    """The figures; `reference` is the machine's reference work (ms) before and after the phases."""
     rate = e2e.submitted / e2e.seconds if e2e.seconds else 0.0
     p50, p99 = percentile(e2e.latencies, 0.5), percentile(e2e.latencies, 0.99)
     lines = [
@@ -587,7 +588,7 @@ def report(e2e: EndToEnd, intake: Intake | None, speed: list[float]) -> str:
         f"== make loadtest: {os.cpu_count()} cores, {LOG_BYTES // 1024} KB logs, "
         f"{WORKER_CONCURRENCY} worker processes ==",
         f"machine: {processor_name()}; one core's reference work (bench/loadtest/cpu.py,"
-        f" lower is faster) {speed[0]:.1f} ms before the phases, {speed[-1]:.1f} ms after",
+        f" lower is faster) {reference[0]:.1f} ms before the phases, {reference[1]:.1f} ms after",
         f"end to end, offered up to {RATE:g}/s for {SECONDS} s, held back while more than"
         f" {BACKLOG} messages waited for a worker:",
         f"  accepted   {e2e.submitted} in {e2e.seconds:.1f} s = {rate:.1f} submissions/s"
@@ -663,13 +664,13 @@ def main() -> int:
             say(str(exc))
             return 2
         say(f"stack up in {time.monotonic() - began:.0f} s")
-        speed = [reference_milliseconds()]
+        reference_before = reference_milliseconds()
         e2e = run_end_to_end(stack, tokens)
         stack.stop("beat")
         stack.stop("worker")
         intake = run_intake(stack, tokens) if INTAKE_SECONDS > 0 else None
-        speed.append(reference_milliseconds())
-        print(report(e2e, intake, speed), flush=True)
+        reference = (reference_before, reference_milliseconds())
+        print(report(e2e, intake, reference), flush=True)
         say(f"finished in {time.monotonic() - began:.0f} s")
         return 0 if e2e.ok and (intake is None or intake.ok) else 1
     except (KeyboardInterrupt, Interrupted):
