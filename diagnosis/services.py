@@ -362,7 +362,8 @@ def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
 
     If the log is already gone (Redis restarted since it was staged), the diagnosis is failed and
     refunded at once and the caller gets a 503, never a 202 for a log that was not kept. If only
-    the enqueue fails, the log and the row are kept and the sweeper enqueues it later.
+    the enqueue fails, the log and the row are kept, and the row is marked due for the stuck
+    sweeper's next round (`_due_for_the_sweeper`), which enqueues it again.
     """
     store = get_store(settings.REDIS_URL)
     try:
@@ -380,6 +381,19 @@ def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
             diagnosis_id,
             type(exc).__name__,
         )
+        _due_for_the_sweeper(diagnosis_id)
+
+
+def _due_for_the_sweeper(diagnosis_id: uuid.UUID) -> None:
+    """A queued diagnosis whose message was never published: its lease is set to expire now, so
+    that the stuck sweeper's next round (every DIAGNOSIS_SWEEP_SECONDS) enqueues it, and not
+    only once it has made no progress for DIAGNOSIS_STUCK_AFTER_SECONDS. An expired lease is
+    what any worker may claim, so a message that did get through meanwhile still runs it.
+    With PostgreSQL away too, the row keeps waiting for the stuck deadline."""
+    with contextlib.suppress(*outage_errors()):
+        Diagnosis.objects.filter(
+            id=diagnosis_id, status=Status.QUEUED, lease_expires_at__isnull=True
+        ).update(lease_expires_at=timezone.now())
 
 
 def delete_diagnosis(*, actor: Actor, diagnosis: Diagnosis) -> None:

@@ -97,6 +97,32 @@ def test_a_log_lost_before_its_row_committed_is_a_503_and_the_diagnosis_is_refun
     assert quota_status(Actor(organization=acme)).used == 0
 
 
+def test_a_diagnosis_whose_message_was_not_published_is_enqueued_by_the_next_sweep(
+    acme_api, acme, django_capture_on_commit_callbacks, monkeypatch
+):
+    def broker_away(diagnosis_id: uuid.UUID, status: str) -> None:
+        raise redis.ConnectionError("Redis went away between the commit and the publication")
+
+    monkeypatch.setattr(services, "enqueue_pipeline", broker_away)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+    assert response.status_code == 202  # the row and the log were kept
+    unpublished = response.json()["id"]
+    waiting = _submitted(acme)  # its message is in the queue: not the sweeper's yet
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr(services, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
+
+    # The next round, not DIAGNOSIS_STUCK_AFTER_SECONDS later.
+    assert services.requeue_stuck_diagnoses() == 1
+
+    assert sent == [(unpublished, Status.QUEUED)]
+    assert get_store(settings.REDIS_URL).exists(staging_key(RAW, unpublished))
+    # Due is not held: the first worker to get the message claims it.
+    claim = services.claim_stage(diagnosis_id=unpublished, stage=Status.MASKING)
+    assert isinstance(claim, services.Claim)
+    assert Diagnosis.objects.get(id=waiting.id).lease_expires_at is None
+
+
 def _submitted(acme, *, status: str = Status.QUEUED) -> Diagnosis:
     """A committed diagnosis with its raw log staged and its unit charged, as intake leaves it."""
     from billing_tiers.services import charge_quota
