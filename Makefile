@@ -46,8 +46,12 @@ beat: install
 
 # PostgreSQL and Redis from DATABASE_URL / REDIS_URL or the default ports, or else throwaway ones
 # started (and stopped) by tests/with_services.py. Extra pytest arguments: make test PYTEST_ARGS=...
+# On TEST_PROCESSES processes (pytest-xdist): the end-to-end and timing tests together in one of
+# them, in order (tests/conftest.py); TEST_PROCESSES=0 runs everything in this one.
+TEST_PROCESSES ?= 2
 test: install
-	$(BIN)/python -m tests.with_services -- $(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/python -m tests.with_services -- $(BIN)/pytest -n $(TEST_PROCESSES) --dist loadgroup \
+		$(PYTEST_ARGS)
 
 # The VS Code extension (editors/vscode, docs/editors.md): dev dependencies from its lock, type check,
 # tests against the real client of .venv, and the .vsix. Needs Node.js 20 and npm.

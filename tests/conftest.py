@@ -129,3 +129,30 @@ def catalogue(db: Any) -> Any:
     from encyclopedia.services import load_catalogue
 
     return load_catalogue()
+
+
+# `make test` runs the suite on two processes (pytest-xdist, `--dist loadgroup`). The end-to-end
+# tests (real worker processes, servers killed and restarted, deadlines) and the slow timing tests
+# (hostile input against a benign log) all go to one of them, one after the other, as in a run on
+# one process: no two of them overlap, so a timing test never runs beside the worker or server of
+# an end-to-end test. The other process takes everything else.
+APART = "apart"
+
+
+@pytest.hookimpl(trylast=True)  # after tests/browser/conftest.py marks its tests e2e
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        _name_schemathesis_operation(item)
+        if item.get_closest_marker("e2e") or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.xdist_group(APART))
+
+
+def _name_schemathesis_operation(item: pytest.Item) -> None:
+    """schemathesis 4.32 names the test of each API operation `test[GET /path]`, but on pytest 9
+    its node id leaves the operation out, so all of them share one id, and pytest-xdist, which
+    hands out tests by id, ran one operation of 47. The id gets the operation back (pytest builds
+    a parametrized test's id the same way)."""
+    label = getattr(item, "operation_label", None)
+    node_id = getattr(item, "_id", None)
+    if label and node_id is not None and node_id.params is None:
+        item._id = node_id.with_params(label)
