@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -130,15 +131,30 @@ class WorkerProcess:
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def output_once_it_says(self, text: str, timeout: float = 30) -> str:
-        """The output once `text` is in it: a task writes its log line a moment after its last
-        commit, which the tests may already have seen."""
-        deadline = time.monotonic() + timeout
-        while text not in (output := self.output()):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the worker did not say {text!r}:\n{output[-2000:]}")
-            time.sleep(0.1)
-        return output
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+class Logging(Protocol):
+    """A process a test started, logging to a file it can read (WorkerProcess, tests/e2e/stack.py's
+    Process)."""
+
+    name: str
+
+    def output(self) -> str: ...
+    def alive(self) -> bool: ...
+
+
+def wait_for_output(process: Logging, text: str, timeout: float = 60) -> str:
+    """The process's output once `text` is in it; an error at once if the process has ended.
+    A task writes its log line a moment after its last commit, which the test may already have
+    seen."""
+    deadline = time.monotonic() + timeout
+    while text not in (output := process.output()):
+        if not process.alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"{process.name}: no {text!r}:\n{output[-3000:]}")
+        time.sleep(0.1)
+    return output
 
 
 @contextlib.contextmanager

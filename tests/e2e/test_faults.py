@@ -32,7 +32,7 @@ from diagnosis.models import Diagnosis
 from diagnosis.staging import MASKED, RAW, get_store
 from tests.diagnosis.logs import OOM_LOG
 from tests.e2e import stack
-from tests.worker import worker_environment
+from tests.worker import wait_for_output, worker_environment
 
 pytestmark = pytest.mark.e2e
 
@@ -41,14 +41,6 @@ FINAL = ("done", "failed")
 SECRET = (
     "hf_" + "Zq8vLm2Xr4Tn6Wp0Ys3Ku5Jd7Hb9Gc1Fa"
 )  # a planted token: it must not outlive the kill
-
-
-def _wait_for_output(process: stack.Process, text: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in process.output():
-        if not process.alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"{process.name}: no {text!r}:\n{process.output()[-3000:]}")
-        time.sleep(0.1)
 
 
 def _wait_until(predicate: Any, timeout: float, what: str) -> None:
@@ -114,7 +106,7 @@ def test_redis_restarted_under_load_leaves_no_dead_worker_and_no_stuck_diagnosis
         process.start()
     try:
         stack.wait_until_serving(base, web)
-        _wait_for_output(worker, " ready.")
+        wait_for_output(worker, " ready.")
         accepted: list[str] = []
         answers: Counter[int] = Counter()
         unexpected: list[str] = []
@@ -316,7 +308,7 @@ def test_postgresql_away_for_seconds_is_503_and_nothing_stays_in_a_stage(
         for process in (worker, beat, web):
             process.start()
         stack.wait_until_serving(base, web)
-        _wait_for_output(worker, " ready.")
+        wait_for_output(worker, " ready.")
         with httpx.Client(base_url=base, timeout=30) as client:
             # A big log, so that PostgreSQL goes away while a stage holds it.
             big = (("step 1 loss 2.0 host gpu-node-17 user janedoe\n" * 40_000) + OOM_LOG).encode()

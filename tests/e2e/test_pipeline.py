@@ -12,6 +12,7 @@ from django.test import Client
 from diagnosis.models import Diagnosis
 from tests import redis_namespace
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
+from tests.worker import wait_for_output
 
 pytestmark = pytest.mark.e2e
 
@@ -150,7 +151,7 @@ def test_a_worker_killed_mid_diagnosis_loses_nothing_and_finishes_once(
     assert diagnosis.failure_slug == "optimizer-state-oom"
     assert diagnosis.attempts > 3  # one stage ran twice
     done_line = f"diagnosis {diagnosis_id} done"
-    real_worker.output_once_it_says(done_line)
+    wait_for_output(real_worker, done_line, timeout=30)
     real_worker.wait_idle()  # a second completion, were there one, would be logged by now
     assert real_worker.output().count(done_line) == 1
     assert Diagnosis.objects.count() == 1
