@@ -19,15 +19,20 @@ tests/e2e/test_faults.py restarts Redis under load, which reproduced the crash o
 (docs/operations.md); tests/config/test_broker.py puts a channel in that state.
 
 Celery uses it through CELERY_BROKER_TRANSPORT (config/settings.py) in real mode; the embedded
-mode's in-memory broker is untouched.
+mode's in-memory broker is untouched. `TaskPublisher`, below, sends the web's task messages.
 """
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 import redis
+from kombu import serialization
+from kombu.entity import maybe_delivery_mode
 from kombu.transport import redis as kombu_redis
+from kombu.utils.uuid import uuid
 
 
 class Channel(kombu_redis.Channel):
@@ -52,3 +57,115 @@ class Channel(kombu_redis.Channel):
 
 class Transport(kombu_redis.Transport):
     Channel = Channel
+
+
+class TaskPublisher:
+    """Sends a Celery task message with one LPUSH, without `send_task`'s machinery around it.
+
+    The web publishes one message per diagnosis, and `send_task` (routing by the settings on
+    every call, the producer pool, declaring the queue, the retry wrapper, kombu's serializer
+    registry) cost about three times what it sends: 1.0 ms against 0.34 ms for this path on a
+    slow VM (docs/benchmarks.md, 2026-12-06). The message is still Celery's and kombu's own:
+    Celery's `as_task_v2` builds it with the registered task's options (time limits,
+    ignore_result), and kombu's Redis channel (`prepare_message`, `basic_publish`) encodes and
+    pushes it as its Producer would, so a worker reads exactly what `send_task` would have sent.
+    Only tasks routed to a direct exchange (every task of this project) are supported.
+
+    One channel per process, made on first use (its creation pings Redis, and is tried again on
+    the next call if Redis is away); the channel only formats messages and pushes them through
+    its shared client, which is safe to use from every thread.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._connection: Any = None
+        self._channel: Any = None
+        self._lock = threading.Lock()
+        self._routes: dict[str, _Route] = {}
+
+    def publish(self, name: str, args: tuple[Any, ...]) -> str:
+        """Sends task `name` with positional `args`; returns the task id."""
+        route = self._route(name)
+        task_id = uuid()
+        headers, properties, body, _ = self.app.amqp.as_task_v2(
+            task_id,
+            name,
+            args=args,
+            reply_to=self.app.thread_oid,
+            time_limit=route.time_limit,
+            soft_time_limit=route.soft_time_limit,
+            ignore_result=route.ignore_result,
+        )
+        content_type, content_encoding, data = serialization.dumps(body, route.serializer)
+        channel = self._channel_for_publishing()
+        message = channel.prepare_message(
+            data,
+            route.priority,
+            content_type,
+            content_encoding,
+            headers,
+            {**properties, "delivery_mode": route.delivery_mode},
+        )
+        channel.basic_publish(message, exchange="", routing_key=route.queue)
+        return task_id
+
+    def _channel_for_publishing(self) -> Any:
+        channel = self._channel
+        if channel is None:
+            with self._lock:
+                if self._channel is None:
+                    connection = self.app.connection_for_write()
+                    try:
+                        self._channel = connection.channel()
+                    except BaseException:
+                        connection.release()
+                        raise
+                    self._connection = connection  # the channel belongs to it: kept with it
+                channel = self._channel
+        return channel
+
+    def _route(self, name: str) -> _Route:
+        route = self._routes.get(name)
+        if route is None:
+            route = self._routes[name] = _Route.of(self.app, name)
+        return route
+
+
+@dataclass(frozen=True)
+class _Route:
+    """What `send_task` works out for a task name on every call, worked out once."""
+
+    queue: str
+    priority: int | None
+    delivery_mode: int | None
+    serializer: str
+    time_limit: float | None
+    soft_time_limit: float | None
+    ignore_result: bool | None
+
+    @classmethod
+    def of(cls, app: Any, name: str) -> _Route:
+        task = app.tasks.get(name)
+        options = {}
+        if task is not None:
+            options = {k: v for k, v in task._get_exec_options().items() if v is not None}
+        routed = app.amqp.router.route(dict(options), name, (), {}, task)
+        queue = routed.get("queue") or app.amqp.default_queue
+        if isinstance(queue, str):
+            queue = app.amqp.queues[queue]
+        exchange = queue.exchange
+        if (exchange.type or "direct") != "direct" or routed.get("exchange"):
+            raise ValueError(f"{name} is not routed to a direct exchange's queue")
+        return cls(
+            queue=queue.name,
+            priority=options.get("priority"),
+            delivery_mode=maybe_delivery_mode(
+                options.get("delivery_mode")
+                or exchange.delivery_mode
+                or app.conf.task_default_delivery_mode
+            ),
+            serializer=options.get("serializer") or app.conf.task_serializer,
+            time_limit=options.get("time_limit"),
+            soft_time_limit=options.get("soft_time_limit"),
+            ignore_result=task.ignore_result if task is not None else None,
+        )

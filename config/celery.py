@@ -9,6 +9,8 @@ from celery import Celery, Task, signals
 from django import db
 from django.conf import settings
 
+from config.broker import TaskPublisher
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("rootcause")
@@ -77,3 +79,7 @@ app.conf.beat_schedule = {
 def ping(value: str = "pong") -> str:
     """A trivial round trip used by the readiness probe's tests and the end-to-end suite."""
     return value
+
+
+# The web's task messages, one LPUSH each (config/broker.py): the diagnosis pipeline's.
+publisher = TaskPublisher(app)

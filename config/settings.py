@@ -151,7 +151,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_BROKER_CONNECTION_TIMEOUT = 5
-# Publishing (the web's enqueue, a retry) gives up after a few seconds rather than hang a request.
+# Publishing through Celery (a retry, an alert's delivery) gives up after a few seconds rather
+# than hang; the web's pipeline messages go through config/broker.py's TaskPublisher.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 3,
     "interval_start": 0.2,

@@ -18,7 +18,6 @@ from typing import Any
 
 import celery
 import redis
-from celery.canvas import Signature
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
@@ -40,6 +39,8 @@ from billing_tiers.selectors import (
 )
 from billing_tiers.services import charge_quota, check_quota, refund_quota_for
 from config import sql
+from config.celery import app as celery_app
+from config.celery import publisher as task_publisher
 from config.problems import (
     ApplicationError,
     Conflict,
@@ -456,9 +457,9 @@ def purge_expired_diagnoses() -> int:
     return purged
 
 
-def pipeline_from(diagnosis_id: str, status: str) -> Signature | None:
-    """The task of the first stage still ahead of a diagnosis in `status`, named by task (None
-    once it has finished).
+def pipeline_from(status: str) -> str | None:
+    """The task of the first stage still ahead of a diagnosis in `status` (None once it has
+    finished).
 
     One message, not a chain of one per stage: the worker that takes it goes on through the
     stages after it (workers/tasks.py), claiming each in turn, so the log is not handed between
@@ -466,15 +467,19 @@ def pipeline_from(diagnosis_id: str, status: str) -> Signature | None:
     `workers/` sits above this app and registers them.
     """
     ahead = stages_from(status)
-    if not ahead:
-        return None
-    return celery.signature(ahead[0].task, args=(diagnosis_id,), immutable=True)
+    return ahead[0].task if ahead else None
 
 
 def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
-    signature = pipeline_from(str(diagnosis_id), status)
-    if signature is not None:
-        signature.apply_async()
+    task = pipeline_from(status)
+    if task is None:
+        return
+    if celery_app.conf.task_always_eager:
+        # The embedded mode (and most tests): Celery runs the task here and now.
+        celery.signature(task, args=(str(diagnosis_id),), immutable=True).apply_async()
+    else:
+        # One message per diagnosis, without send_task's machinery (config/broker.py).
+        task_publisher.publish(task, (str(diagnosis_id),))
 
 
 # --- Stage claims and completions -----------------------------------------------------------

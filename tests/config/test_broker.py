@@ -1,15 +1,23 @@
-"""kombu's Redis transport with one client per connection pool (config/broker.py)."""
+"""kombu's Redis transport with one client per connection pool, and the web's task publisher
+(config/broker.py)."""
 
 from __future__ import annotations
 
+import json
+import socket
 import uuid
 from typing import Any
 
+import celery
 import pytest
 import redis
+from celery import Celery
+from django.conf import settings
+from django.test import override_settings
 
 from config import broker
-from config.celery import app
+from config.celery import app, publisher
+from config.problems import outage_errors
 
 
 def test_celery_publishes_through_the_shared_client_transport():
@@ -66,3 +74,66 @@ def test_a_channel_closed_after_its_connection_is_gone_fails_as_a_connection_err
         finally:
             transport.client = details
         assert isinstance(raised.value, connection.connection_errors)
+
+
+# --- The web's publisher: Celery's message in one LPUSH --------------------------------------
+
+
+def _queued_for(diagnosis_id: str) -> list[dict[str, Any]]:
+    """The messages in the default queue whose argument is `diagnosis_id`, taken out of it."""
+    client = redis.Redis.from_url(settings.REDIS_URL, decode_responses=True)
+    key = f"{settings.REDIS_KEY_PREFIX}{app.conf.task_default_queue}"
+    found = [str(raw) for raw in client.lrange(key, 0, -1) if diagnosis_id in str(raw)]
+    for raw in found:
+        client.lrem(key, 1, raw)
+    return [json.loads(raw) for raw in found]
+
+
+def _without_ids(message: dict[str, Any]) -> dict[str, Any]:
+    headers = {k: v for k, v in message["headers"].items() if k not in {"id", "root_id"}}
+    properties = {
+        k: v
+        for k, v in message["properties"].items()
+        if k not in {"correlation_id", "delivery_tag"}
+    }
+    return {**message, "headers": headers, "properties": properties}
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_the_publisher_sends_the_message_celery_would() -> None:
+    diagnosis_id = str(uuid.uuid4())
+    celery.signature("workers.tasks.mask", args=(diagnosis_id,), immutable=True).apply_async()
+    task_id = publisher.publish("workers.tasks.mask", (diagnosis_id,))
+
+    by_celery, ours = sorted(_queued_for(diagnosis_id), key=lambda m: m["headers"]["id"] == task_id)
+    assert ours["headers"]["id"] == ours["headers"]["root_id"] == task_id
+    assert ours["properties"]["correlation_id"] == task_id
+    # The task's own options travel with it, as Celery sends them (a worker enforces the limits).
+    assert ours["headers"]["timelimit"] == [270, 240]
+    assert ours["headers"]["ignore_result"] is True
+    assert _without_ids(ours) == _without_ids(by_celery)
+    assert by_celery["properties"]["delivery_info"] == {"exchange": "", "routing_key": "celery"}
+
+
+def test_the_publisher_routes_like_celery_and_refuses_what_it_cannot() -> None:
+    other = Celery("other", set_as_current=False)
+    other.conf.update(task_default_queue="elsewhere")
+    assert broker._Route.of(other, "unregistered.task").queue == "elsewhere"
+
+    other.conf.update(task_routes={"fanned.out": {"exchange": "fan", "exchange_type": "fanout"}})
+    with pytest.raises(ValueError, match="direct exchange"):
+        broker._Route.of(other, "fanned.out")
+
+
+def test_a_publisher_with_redis_away_fails_as_a_connection_error_and_tries_again() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    away = Celery("away", set_as_current=False, broker=f"redis://127.0.0.1:{port}/0")
+    away.conf.update(broker_transport="config.broker:Transport")
+    away_publisher = broker.TaskPublisher(away)
+
+    for _ in range(2):  # nothing broken is kept: the second call connects anew, and fails again
+        with pytest.raises(outage_errors()):
+            away_publisher.publish("rootcause.ping", ())
+    assert away_publisher._channel is None

@@ -110,10 +110,6 @@ def test_the_sweeper_requeues_only_stuck_diagnoses(acme, monkeypatch):
 
 def test_the_message_starts_at_the_stage_a_diagnosis_is_in():
     # One message: its task goes on through the later stages itself (workers/tasks.py).
-    def name(status: str) -> str | None:
-        signature = services.pipeline_from("x", status)
-        return None if signature is None else signature.task
-
-    assert name("queued") == "workers.tasks.mask"
-    assert name("matching") == "workers.tasks.match"
-    assert name("done") is None
+    assert services.pipeline_from("queued") == "workers.tasks.mask"
+    assert services.pipeline_from("matching") == "workers.tasks.match"
+    assert services.pipeline_from("done") is None
