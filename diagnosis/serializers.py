@@ -16,6 +16,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
+from config.serializers import FieldsBoundOnce
 from diagnosis import selectors
 from diagnosis.models import Diagnosis
 from diagnosis.recurrence import recurrence_of
@@ -41,8 +42,11 @@ class RecurrenceSerializer(serializers.Serializer):
     recent = RecentDiagnosisSerializer(many=True, help_text="Its latest diagnoses, newest first.")
 
 
-class DiagnosisSerializer(serializers.Serializer):
-    """A diagnosis: its record, and once its status is done the fields of its result."""
+class DiagnosisSerializer(FieldsBoundOnce):
+    """A diagnosis: its record, and once its status is done the fields of its result.
+
+    Answers every submission and every poll: its fields are bound once (config/serializers.py;
+    none reads the context, which only `to_representation` below does)."""
 
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=Diagnosis.Status.choices)
@@ -119,9 +123,12 @@ class DiagnosisSummarySerializer(serializers.Serializer):
 MAX_LABELS = 20
 
 
-class SubmissionMetadataSerializer(serializers.Serializer):
+class SubmissionMetadataSerializer(FieldsBoundOnce):
     """What may come with a log: its file name and what the CI job says about itself. Each is
-    masked like the log before it is stored."""
+    masked like the log before it is stored.
+
+    Validates every submission: its fields are bound once (config/serializers.py; no validator
+    reads the context, and it is never partial)."""
 
     filename = serializers.CharField(
         max_length=255,
