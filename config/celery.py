@@ -22,8 +22,9 @@ app.autodiscover_tasks(["workers", "diagnosis", "billing_tiers"])
 # backend, with cold caches) for every diagnosis, which cost more CPU than the pipeline's queries.
 # With it set, the fix-up closes them only every DB_REUSE_MAX tasks, and between tasks they are
 # handled as Django handles them between requests (below): closed when an error left them
-# unusable or when older than CONN_MAX_AGE, and checked with a SELECT 1 on reuse
-# (CONN_HEALTH_CHECKS), so a connection that died while idle is replaced before the task uses it.
+# unusable or when older than CONN_MAX_AGE, and checked on reuse (CONN_HEALTH_CHECKS: a poll of
+# its socket, then a SELECT 1 if the server has spoken; config/postgresql/base.py), so a
+# connection that died while idle is replaced before the task uses it.
 DB_REUSE_MAX = 1000
 app.conf.update(CELERY_DB_REUSE_MAX=DB_REUSE_MAX)
 

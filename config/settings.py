@@ -96,12 +96,15 @@ except Exception as exc:  # django-environ raises several types for a malformed 
     raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from None
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-# PostgreSQL binds the parameters itself, and a statement a connection has run
-# DB_PREPARE_THRESHOLD times (5) is prepared there, planned once and not again at every call: the
-# few statements each submission and each diagnosis make cost PostgreSQL more to plan than to run
-# (docs/benchmarks.md). 0 turns the preparing off, for a pooler that cannot keep prepared
-# statements across transactions (PgBouncer in transaction mode before 1.21).
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, whose health check polls the socket before it asks the server a query
+    # (config/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
+    # PostgreSQL binds the parameters itself, and a statement a connection has run
+    # DB_PREPARE_THRESHOLD times (5) is prepared there, planned once and not again at every call:
+    # the few statements each submission and each diagnosis make cost PostgreSQL more to plan
+    # than to run (docs/benchmarks.md). 0 turns the preparing off, for a pooler that cannot keep
+    # prepared statements across transactions (PgBouncer in transaction mode before 1.21).
     _prepare_threshold = env_int("DB_PREPARE_THRESHOLD", 5, minimum=0)
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         server_side_binding=True, prepare_threshold=_prepare_threshold or None
