@@ -1,4 +1,5 @@
-"""Django's Redis cache, with one client object per connection pool instead of one per call.
+"""Django's Redis cache, with one client object per connection pool instead of one per call,
+and a `set_many` of two commands for two keys rather than five.
 
 Django's RedisCacheClient makes a new `redis.Redis` for every cache operation (its constructor
 fills a table of about 150 response callbacks, a tenth of a millisecond), and every API
@@ -8,6 +9,7 @@ is safe to share between threads: each command takes a connection from the pool.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
@@ -28,6 +30,20 @@ class _SharedClientCacheClient(RedisCacheClient):
                 connection_pool=django._get_connection_pool(write)
             )
         return client
+
+    def set_many(self, data: Mapping[Any, Any], timeout: Any) -> None:
+        """Every submission writes its two throttle histories with this. Django's sends an MSET,
+        an EXPIRE for each key and a MULTI and EXEC around them: five commands and replies for
+        two keys. Here each key is one SET with its expiry (atomic on its own, as a throttle's
+        history needs), all in one round trip; 0 deletes, None keeps for ever, as Django's."""
+        if timeout == 0:
+            self.delete_many(list(data))
+            return
+        django: Any = self
+        pipeline = self.get_client(write=True).pipeline(transaction=False)
+        for key, value in data.items():
+            pipeline.set(key, django._serializer.dumps(value), ex=timeout)
+        pipeline.execute()
 
 
 class SharedClientRedisCache(RedisCache):
