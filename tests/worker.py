@@ -160,9 +160,10 @@ def wait_for_output(process: Logging, text: str, timeout: float = 60) -> str:
 @contextlib.contextmanager
 def tasks_through_redis() -> Iterator[None]:
     """This process's `.delay()` calls go to Redis (for a worker) instead of running eagerly."""
-    previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = False
     try:
         yield
     finally:
-        celery_app.conf.task_always_eager = previous
+        # Taken off Celery's own changes, not set back: the value comes from Django's settings
+        # again, so that override_settings(CELERY_TASK_ALWAYS_EAGER=…) reaches Celery after this.
+        celery_app.conf.changes.pop("task_always_eager", None)

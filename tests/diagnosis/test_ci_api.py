@@ -287,8 +287,10 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(selectors.time, "monotonic", fake.monotonic)
-    monkeypatch.setattr(selectors.time, "sleep", fake.sleep)
+    # The selectors' own `time`, not the module every other one shares: a module imported
+    # during the test with `from time import sleep` would keep the fake for good (Celery's
+    # result backend does).
+    monkeypatch.setattr(selectors, "time", fake)
     return fake
 
 
