@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -166,4 +166,5 @@ def tasks_through_redis() -> Iterator[None]:
     finally:
         # Taken off Celery's own changes, not set back: the value comes from Django's settings
         # again, so that override_settings(CELERY_TASK_ALWAYS_EAGER=…) reaches Celery after this.
-        celery_app.conf.changes.pop("task_always_eager", None)
+        changes: Any = celery_app.conf.changes  # a dict once the configuration is read
+        changes.pop("task_always_eager", None)
