@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import uuid
+from pathlib import Path
 from typing import Any
 
 import celery
@@ -18,6 +19,7 @@ from django.test import override_settings
 from config import broker
 from config.celery import app, publisher
 from config.problems import outage_errors
+from tests.e2e.stack import OwnRedis
 
 
 def test_celery_publishes_through_the_shared_client_transport():
@@ -137,3 +139,26 @@ def test_a_publisher_with_redis_away_fails_as_a_connection_error_and_tries_again
         with pytest.raises(outage_errors()):
             away_publisher.publish("rootcause.ping", ())
     assert away_publisher._channel is None
+
+
+def test_the_publisher_goes_on_after_a_redis_restart(tmp_path: Path) -> None:
+    redis_server = OwnRedis(tmp_path)
+    redis_server.start()
+    restarted = Celery("restarted", set_as_current=False, broker=redis_server.url)
+    restarted.conf.update(
+        broker_transport="config.broker:Transport",
+        broker_transport_options={"global_keyprefix": "test:"},
+    )
+    restarted_publisher = broker.TaskPublisher(restarted)
+    try:
+        restarted_publisher.publish("rootcause.ping", ())
+        redis_server.kill()
+        with pytest.raises(outage_errors()):  # away: refused at once, for the sweeper to retry
+            restarted_publisher.publish("rootcause.ping", ())
+        redis_server.start()  # the same port, empty
+
+        restarted_publisher.publish("rootcause.ping", ())  # the kept channel reconnects
+
+        assert redis_server.client().llen("test:celery") == 1
+    finally:
+        redis_server.kill()
