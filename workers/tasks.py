@@ -2,7 +2,7 @@
 with the stages after it.
 
 Tasks take ids only, never log text: a task argument is written to Redis and to worker logs. The
-message names the task of `diagnosis.services.pipeline_from`, from the stage table;
+message's task is named by `diagnosis.services.pipeline_from` from the stage table;
 nothing imports this module but Celery's autodiscovery.
 """
 
