@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from config import broker
 from config.celery import app, publisher
 from config.problems import outage_errors
 from tests.e2e.stack import OwnRedis
+from tests.with_services import free_port
 
 
 def test_celery_publishes_through_the_shared_client_transport():
@@ -127,13 +127,19 @@ def test_the_publisher_routes_like_celery_and_refuses_what_it_cannot() -> None:
         broker._Route.of(other, "fanned.out")
 
 
+def _publisher_on(url: str) -> broker.TaskPublisher:
+    """A publisher of its own Celery app, on the Redis at `url`, with this project's transport."""
+    own = Celery("own", set_as_current=False, broker=url)
+    own.conf.update(
+        broker_transport="config.broker:Transport",
+        broker_transport_options={"global_keyprefix": "test:"},
+    )
+    return broker.TaskPublisher(own)
+
+
 def test_a_publisher_with_redis_away_fails_as_a_connection_error_and_tries_again() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    away = Celery("away", set_as_current=False, broker=f"redis://127.0.0.1:{port}/0")
-    away.conf.update(broker_transport="config.broker:Transport")
-    away_publisher = broker.TaskPublisher(away)
+    # Nothing listens on a port just freed.
+    away_publisher = _publisher_on(f"redis://127.0.0.1:{free_port()}/0")
 
     for _ in range(2):  # nothing broken is kept: the second call connects anew, and fails again
         with pytest.raises(outage_errors()):
@@ -144,12 +150,7 @@ def test_a_publisher_with_redis_away_fails_as_a_connection_error_and_tries_again
 def test_the_publisher_goes_on_after_a_redis_restart(tmp_path: Path) -> None:
     redis_server = OwnRedis(tmp_path)
     redis_server.start()
-    restarted = Celery("restarted", set_as_current=False, broker=redis_server.url)
-    restarted.conf.update(
-        broker_transport="config.broker:Transport",
-        broker_transport_options={"global_keyprefix": "test:"},
-    )
-    restarted_publisher = broker.TaskPublisher(restarted)
+    restarted_publisher = _publisher_on(redis_server.url)
     try:
         restarted_publisher.publish("rootcause.ping", ())
         redis_server.kill()
