@@ -6,11 +6,12 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import cache
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Model
 from django.utils import timezone
 
 from accounts import selectors as accounts_selectors
@@ -164,6 +165,50 @@ def charge_quota(
     return charge
 
 
+def charge_quota_creating(
+    row: Model, *, actor: Actor, entitlements: Entitlements | None = None
+) -> QuotaCharge:
+    """`charge_quota` without an Idempotency-Key, saving `row` (new; the charge's reference is its
+    primary key) with the unit: both or neither. Raises QuotaExceeded, having saved nothing, when
+    none is left.
+
+    On PostgreSQL this is one statement (`_charge_creating_sql`): the unit's upsert, with the
+    charge's INSERT and the row's in data-modifying CTEs that select from the upsert's RETURNING,
+    so that they add their rows only if it took a unit. Outside a transaction it is a transaction
+    of its own: one round trip where the transaction below takes five (BEGIN, three statements,
+    COMMIT), on the path every submission without a key takes. Elsewhere (SQLite, the embedded
+    mode, has no data-modifying CTEs) those three statements in one transaction.
+    """
+    entitlements = entitlements or entitlements_for(actor)
+    subject = quota_subject(actor)
+    now = timezone.now()
+    day = utc_day(now)
+    limit = entitlements.daily_diagnoses
+    if limit <= 0:
+        raise _quota_exceeded(entitlements, now)
+    charge = QuotaCharge(subject=subject, day=day, tier=entitlements.tier, reference=str(row.pk))
+    if connection.vendor != "postgresql":
+        with transaction.atomic(savepoint=False):
+            charge.used_today = _take_unit(subject, day, limit)
+            if charge.used_today is not None:
+                sql.insert(charge)
+                sql.insert(row)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _charge_creating_sql(type(row)),
+                [subject, day, limit, *sql.insert_values(charge), *sql.insert_values(row)],
+            )
+            found = cursor.fetchone()
+        charge.used_today = None if found is None else int(found[0])
+        if charge.used_today is not None:
+            sql.saved(charge)
+            sql.saved(row)
+    if charge.used_today is None:
+        raise _quota_exceeded(entitlements, now)
+    return charge
+
+
 def _record_charge(
     subject: str,
     day: date,
@@ -204,6 +249,18 @@ _CHARGE_SQL = (
     'ON CONFLICT ("subject", "day") DO UPDATE SET "used" = "billing_tiers_quotausage"."used" + 1 '
     'WHERE "billing_tiers_quotausage"."used" < %s RETURNING "used"'
 )
+
+
+@cache
+def _charge_creating_sql(model: type[Model]) -> str:
+    """_CHARGE_SQL's upsert, then the charge's and the row's INSERT … SELECT … FROM unit: one row
+    each when the upsert returned the day's count, none when it refused."""
+    charge = sql.insert_selecting(QuotaCharge, "unit")
+    created = sql.insert_selecting(model, "unit")
+    return (
+        f"WITH unit AS ({_CHARGE_SQL}), charge AS ({charge}), created AS ({created}) "  # noqa: S608 - statements made of names only
+        'SELECT "used" FROM unit'
+    )
 
 
 def refund_quota(*, charge: QuotaCharge) -> bool:

@@ -11,6 +11,7 @@ Everything else stays ORM.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar
@@ -55,15 +56,45 @@ def insert(instance: Model) -> None:
     """Saves a new instance as `Model.objects.create` would (every concrete field, `auto_now_add`
     and `auto_now` filled in, values prepared by their fields), with a statement made once per
     model. The instance must carry its primary key (a UUID default does)."""
-    model = type(instance)
-    values = [
-        field.get_db_prep_save(field.pre_save(instance, add=True), connection)
-        for field in _fields(model)
-    ]
     with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(model), values)
+        cursor.execute(_insert_sql(type(instance)), insert_values(instance))
+    saved(instance)
+
+
+def insert_values(instance: Model) -> list[Any]:
+    """A new instance's values for its INSERT (`insert`'s, `insert_selecting`'s), in field order."""
+    return [
+        field.get_db_prep_save(field.pre_save(instance, add=True), connection)
+        for field in _fields(type(instance))
+    ]
+
+
+def saved(instance: Model) -> None:
+    """Marks an instance whose row was inserted as the ORM's save does: no longer new."""
     instance._state.adding = False
     instance._state.db = connection.alias
+
+
+@cache
+def insert_selecting(model: type[Model], source: str) -> str:
+    """`insert`'s INSERT with its values selected `FROM source` rather than given as VALUES, for
+    a data-modifying CTE (PostgreSQL) that adds the row once for each row `source` returns: not
+    at all when it returns none. Its parameters are `insert_values`'s.
+
+    A parameter in a SELECT list is not typed from the column it goes to, as in VALUES, so each
+    is cast to its column's type (a character column's without its length: a cast to
+    `varchar(n)` would cut a longer value where the ORM's INSERT fails on it)."""
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(field.column) for field in _fields(model))
+    casts = ", ".join(f"%s::{_cast_type(field)}" for field in _fields(model))
+    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) SELECT {casts} FROM {source}"  # noqa: S608 - names only
+
+
+def _cast_type(field: Field[Any, Any]) -> str:
+    db_type = field.cast_db_type(connection)  # type: ignore[attr-defined]  # not in the stubs
+    if db_type is None:
+        raise TypeError(f"{field} has no type to cast to")
+    return re.sub(r"^(varchar)\(\d+\)$", r"\1", db_type)
 
 
 @cache

@@ -37,7 +37,12 @@ from billing_tiers.selectors import (
     entitlements_for_organization,
     next_reset,
 )
-from billing_tiers.services import charge_quota, check_quota, refund_quota_for
+from billing_tiers.services import (
+    charge_quota,
+    charge_quota_creating,
+    check_quota,
+    refund_quota_for,
+)
 from config import sql
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
@@ -283,38 +288,43 @@ def submit_diagnosis(
             secret=masking_secret(diagnosis_id),
             rules=masking_rules_of(actor.organization.pk if actor.organization else None),
         )
-        with transaction.atomic():
-            # The quota ledger gets the key's digest too: no table holds the key itself.
-            charge = charge_quota(
-                actor=actor,
-                reference=diagnosis_id,
-                idempotency_key=key_digest,
-                entitlements=entitlements,
-            )
-            if charge.reference != str(diagnosis_id):
-                # The key's first charge, made for another diagnosis: a racing duplicate that
-                # committed first, or one deleted or past its window since (then this one is
-                # charged anew).
-                earlier = _by_idempotency_key(actor, key_digest)
-                if earlier is None:
-                    charge = charge_quota(
-                        actor=actor, reference=diagnosis_id, entitlements=entitlements
-                    )
-            if earlier is None:
-                diagnosis = Diagnosis(
-                    id=diagnosis_id,
-                    organization=actor.organization,
-                    created_by=actor.user if actor.is_person else None,
-                    source=source,
-                    filename=_masked_filename(filename, masker),
-                    **_masked_metadata(metadata or JobMetadata(), masker),
-                    size_bytes=size,
-                    idempotency_key_digest=key_digest,
-                    body_digest=body_digest,
-                    **visitor,
+        diagnosis = Diagnosis(
+            id=diagnosis_id,
+            organization=actor.organization,
+            created_by=actor.user if actor.is_person else None,
+            source=source,
+            filename=_masked_filename(filename, masker),
+            **_masked_metadata(metadata or JobMetadata(), masker),
+            size_bytes=size,
+            idempotency_key_digest=key_digest,
+            body_digest=body_digest,
+            **visitor,
+        )
+        if not key_digest:
+            # The unit, its charge and the row together: one statement on PostgreSQL.
+            charge = charge_quota_creating(diagnosis, actor=actor, entitlements=entitlements)
+            transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
+        else:
+            with transaction.atomic():
+                # The quota ledger gets the key's digest too: no table holds the key itself.
+                charge = charge_quota(
+                    actor=actor,
+                    reference=diagnosis_id,
+                    idempotency_key=key_digest,
+                    entitlements=entitlements,
                 )
-                sql.insert(diagnosis)  # Diagnosis.objects.create, its statement made once
-                transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
+                if charge.reference != str(diagnosis_id):
+                    # The key's first charge, made for another diagnosis: a racing duplicate
+                    # that committed first, or one deleted or past its window since (then this
+                    # one is charged anew).
+                    earlier = _by_idempotency_key(actor, key_digest)
+                    if earlier is None:
+                        charge = charge_quota(
+                            actor=actor, reference=diagnosis_id, entitlements=entitlements
+                        )
+                if earlier is None:
+                    sql.insert(diagnosis)  # Diagnosis.objects.create, its statement made once
+                    transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
     except IntegrityError:
         # Two requests with the same Idempotency-Key raced; the other one won, and this one's
         # charge went with its rolled-back transaction.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -15,10 +16,12 @@ from billing_tiers.models import Evaluation, EvaluationCode, QuotaCharge, QuotaU
 from billing_tiers.selectors import quota_status
 from billing_tiers.services import (
     charge_quota,
+    charge_quota_creating,
     redeem_evaluation_code,
     refund_quota,
     request_evaluation,
 )
+from diagnosis.models import Diagnosis
 from tests.billing_tiers.conftest import person
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,6 +68,32 @@ def test_fifty_concurrent_charges_against_a_remaining_ten_admit_exactly_ten(alic
     assert QuotaUsage.objects.get().used == 14
     assert QuotaCharge.objects.count() == 14
     assert quota_status(actor).remaining == 0
+
+
+def test_fifty_concurrent_charges_creating_rows_against_a_remaining_ten_save_exactly_ten(
+    alice, acme, settings
+):
+    # The one-statement path of every submission without an Idempotency-Key.
+    settings.TIER_DAILY_DIAGNOSES = {**settings.TIER_DAILY_DIAGNOSES, "free": 14}
+    actor = person(alice, acme)
+    for _ in range(4):
+        charge_quota(actor=actor)
+
+    results = race(
+        50,
+        lambda i: charge_quota_creating(
+            Diagnosis(organization=acme, source="api", size_bytes=i), actor=actor
+        ),
+    )
+
+    assert kinds(results) == {"QuotaCharge": 10, "QuotaExceeded": 40}
+    # Each admitted charge saw its own count: the units were taken one after the other.
+    assert {r.used_today for r in results if isinstance(r, QuotaCharge)} == set(range(5, 15))
+    assert QuotaUsage.objects.get().used == 14
+    assert QuotaCharge.objects.count() == 14
+    saved = set(Diagnosis.objects.values_list("pk", flat=True))
+    assert len(saved) == 10
+    assert {uuid.UUID(c.reference) for c in QuotaCharge.objects.exclude(reference="")} == saved
 
 
 def test_concurrent_retries_with_one_idempotency_key_are_charged_once(alice, acme):

@@ -3,19 +3,21 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from billing_tiers.errors import QuotaExceeded
 from billing_tiers.models import QuotaCharge, QuotaUsage
 from billing_tiers.selectors import quota_status, rate_limit_headers
 from billing_tiers.services import (
     charge_quota,
+    charge_quota_creating,
     check_quota,
     purge_quota_ledger,
     refund_quota,
     refund_quota_for,
 )
 from config.problems import PROBLEM_CONTENT_TYPE, problem_exception_handler
+from diagnosis.models import Diagnosis
 from tests.billing_tiers.conftest import person, visitor
 
 pytestmark = pytest.mark.django_db
@@ -258,6 +260,65 @@ def test_a_refusal_caught_inside_a_transaction_leaves_nothing_behind(alice, acme
 
     assert quota_status(actor).used == 1
     assert QuotaCharge.objects.count() == 1
+
+
+def _diagnosis(actor) -> Diagnosis:
+    return Diagnosis(organization=actor.organization, source="api", size_bytes=10)
+
+
+def test_a_charge_creating_a_row_takes_the_unit_records_itself_and_saves_the_row(alice, acme):
+    actor = person(alice, acme)
+    charge_quota(actor=actor)
+    diagnosis = _diagnosis(actor)
+
+    charge = charge_quota_creating(diagnosis, actor=actor)
+
+    assert charge.used_today == 2
+    assert not diagnosis._state.adding
+    saved = QuotaCharge.objects.get(reference=str(diagnosis.pk))
+    assert (saved.pk, saved.subject, saved.tier, saved.idempotency_key) == (
+        charge.pk,
+        f"org:{acme.pk}",
+        "free",
+        "",
+    )
+    assert Diagnosis.objects.get(pk=diagnosis.pk).organization == acme
+    assert quota_status(actor).used == 2
+    assert refund_quota_for(reference=diagnosis.pk) is True
+    assert quota_status(actor).used == 1
+
+
+def test_a_refused_charge_creating_a_row_saves_neither(alice, acme, settings):
+    settings.TIER_DAILY_DIAGNOSES = {**settings.TIER_DAILY_DIAGNOSES, "free": 1}
+    actor = person(alice, acme)
+    charge_quota_creating(_diagnosis(actor), actor=actor)
+    refused = _diagnosis(actor)
+
+    # Inside the test's transaction: a refusal writes nothing and leaves it usable.
+    with pytest.raises(QuotaExceeded):
+        charge_quota_creating(refused, actor=actor)
+
+    assert refused._state.adding
+    assert not Diagnosis.objects.filter(pk=refused.pk).exists()
+    assert QuotaCharge.objects.count() == 1
+    assert quota_status(actor).used == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_row_that_cannot_be_saved_takes_no_unit_and_leaves_no_charge(alice, acme):
+    # In autocommit, as a request runs it: the statement is its own transaction, all or nothing.
+    actor = person(alice, acme)
+    first = _diagnosis(actor)
+    charge_quota_creating(first, actor=actor)
+    again = _diagnosis(actor)
+    again.pk = first.pk
+
+    with pytest.raises(IntegrityError):
+        charge_quota_creating(again, actor=actor)
+
+    assert quota_status(actor).used == 1
+    assert QuotaCharge.objects.count() == 1
+    assert Diagnosis.objects.count() == 1
 
 
 def test_the_same_idempotency_key_is_charged_once(alice, acme, charlie, umbrella):

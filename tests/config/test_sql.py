@@ -4,12 +4,14 @@ the same rows, the same converted values, on PostgreSQL here and on the embedded
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import DataError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -20,6 +22,7 @@ from accounts.services import add_member, create_api_token, mark_email_verified
 from billing_tiers.entitlements import tier_for
 from billing_tiers.models import Tier
 from config import sql
+from diagnosis.models import Diagnosis
 from tests.manage_command import manage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,6 +126,55 @@ def test_instances_are_converted_like_the_orm_s(acme: Organization) -> None:
         [sql.param(Organization, "id", acme.pk)],
     )
     assert _fields(sql.instance(Organization, rows[0])) == _fields(acme)
+
+
+def _insert_selecting_from(rows: int, instance: Diagnosis) -> None:
+    statement = sql.insert_selecting(type(instance), "source")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH source AS (SELECT * FROM generate_series(1, %s)) {statement}",  # noqa: S608 - names only
+            [rows, *sql.insert_values(instance)],
+        )
+
+
+def test_an_insert_selecting_saves_every_field_as_the_orm_reads_it_back(
+    acme: Organization, alice: Any
+) -> None:
+    # Every kind of column a Diagnosis has: UUIDs, a foreign key to an integer key, text,
+    # integers, timestamps, JSON lists and objects, NULLs.
+    diagnosis = Diagnosis(
+        organization=acme,
+        created_by=alice,
+        source="api",
+        filename="train.log",
+        size_bytes=2**40,
+        labels=["nightly", "gpu:8"],
+        result={"slug": "cuda-oom", "ranks": [0, 17]},
+        progress=40,
+        lease_token=uuid.uuid4(),
+        lease_expires_at=timezone.now() + timedelta(minutes=5),
+        anonymous_subject="",
+    )
+
+    _insert_selecting_from(1, diagnosis)
+
+    assert _fields(Diagnosis.objects.get(pk=diagnosis.pk)) == _fields(diagnosis)
+    assert diagnosis.created_at is not None  # auto_now_add, as the ORM's save fills it
+
+
+def test_an_insert_selecting_adds_a_row_only_for_each_row_of_its_source(acme: Organization) -> None:
+    _insert_selecting_from(0, Diagnosis(organization=acme, source="api", size_bytes=1))
+
+    assert not Diagnosis.objects.exists()
+
+
+def test_an_insert_selecting_refuses_a_value_too_long_for_its_column(acme: Organization) -> None:
+    # Cast without its length, the value reaches the column whole and fails there, as the
+    # ORM's INSERT does; a cast to varchar(255) would have cut it silently.
+    diagnosis = Diagnosis(organization=acme, source="api", size_bytes=1, filename="x" * 256)
+
+    with pytest.raises(DataError), transaction.atomic():
+        _insert_selecting_from(1, diagnosis)
 
 
 def test_the_embedded_sqlite_mode_submits_and_diagnoses_with_a_token(embedded_sqlite: str) -> None:

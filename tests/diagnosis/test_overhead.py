@@ -59,9 +59,9 @@ def test_a_submission_works_out_the_tier_once(acme_api: Any) -> None:
 def test_a_submission_charges_in_one_statement_and_reads_the_quota_once(
     acme_api: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The charge takes the unit and returns the new count in one statement (no savepoint, no
-    # second read for the answer's headers); the two burst limits are read in one Redis round
-    # trip and written in one.
+    # The charge takes the unit, records itself and the row and returns the new count in one
+    # statement (no transaction of its own, no second read for the answer's headers); the two
+    # burst limits are read in one Redis round trip and written in one.
     commands: list[str] = []
     execute = redis.Redis.execute_command
 
@@ -85,15 +85,23 @@ def test_a_submission_charges_in_one_statement_and_reads_the_quota_once(
     sql = [query["sql"] for query in queries.captured_queries]
     # One read before staging (an upload over quota is never staged), none after the charge.
     assert sum(s.startswith("SELECT") and "billing_tiers_quotausage" in s for s in sql) == 1
-    assert sum('"billing_tiers_quotausage"' in s and "RETURNING" in s for s in sql) == 1
     assert not any(s.startswith('UPDATE "billing_tiers_quotausage"') for s in sql)
-    # The test's own transaction is one savepoint; the charge adds none.
-    assert sum(s.startswith("SAVEPOINT") for s in sql) == 1
+    # The unit, its charge and the row in one statement (data-modifying CTEs), in no
+    # transaction of the submission's own: no savepoint within the test's transaction.
+    (charge,) = [s for s in sql if '"billing_tiers_quotausage"' in s and "RETURNING" in s]
+    assert charge.startswith("WITH unit AS (INSERT INTO")
+    assert 'INSERT INTO "billing_tiers_quotacharge"' in charge
+    assert 'INSERT INTO "diagnosis_diagnosis"' in charge
+    assert not any(
+        "billing_tiers_quotacharge" in s or "diagnosis_diagnosis" in s
+        for s in sql
+        if s is not charge
+    )
+    assert not any(s.startswith("SAVEPOINT") for s in sql)
     # The token with its organisation; the tier (domains and verified managers, one
-    # statement); the quota; the masking rules; the test's savepoint; the charge (two
-    # statements); the row; its release. The row is not read back: the answer is the row as
-    # written.
-    assert len(sql) <= 9, "\n".join(s[:90] for s in sql)
+    # statement); the quota; the masking rules; the charge with the row. The row is not read
+    # back: the answer is the row as written.
+    assert len(sql) == 5, "\n".join(s[:90] for s in sql)
     assert response.json()["status"] == "queued"
     # The address' failed tokens and both burst limits: one MGET, no GET of its own for each.
     assert commands.count("GET") == 0
