@@ -4,6 +4,7 @@ masking rules."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -273,8 +274,12 @@ class StandingFacts:
         return next((d for d in self.claimed_domains if is_verified_domain(d, verified)), None)
 
 
-_STANDING_FACTS_SQL = (
-    "SELECT 0, d.domain, d.created_at, d.id FROM accounts_domain d"
+# The rows the tier is decided on, for standing_facts and for statements that read more besides
+# (diagnosis.selectors.submission_facts): (tag, value, at, id), tag 0 for a claimed domain (at
+# and id its claim's, for the order), 1 for a manager's verified address. Its parameters are
+# standing_rows_params'.
+STANDING_ROWS_SQL = (
+    "SELECT 0 AS tag, d.domain AS value, d.created_at AS at, d.id AS id FROM accounts_domain d"
     " WHERE d.organization_id = %s"
     " UNION ALL"
     " SELECT 1, v.email, NULL, NULL FROM accounts_verifiedemail v"
@@ -283,8 +288,28 @@ _STANDING_FACTS_SQL = (
     # MANAGER_ROLES, one parameter each (a third role would fail loudly on the count)
     " WHERE m.organization_id = %s AND m.role IN (%s, %s)"
     " AND u.is_active AND u.email <> '' AND v.email = LOWER(u.email)"
-    " ORDER BY 1, 3, 4"
 )
+
+# Only the tag and the value leave the statement: the claim's time orders the rows, and loading
+# it would cost a timestamp's conversion for nothing.
+_STANDING_FACTS_SQL = f"SELECT tag, value FROM ({STANDING_ROWS_SQL}) facts ORDER BY tag, at, id"  # noqa: S608 - no value in it
+
+
+def standing_rows_params(organization: Organization) -> list[Any]:
+    organization_id = sql.param(Domain, "organization", organization.pk)
+    return [organization_id, organization_id, *MANAGER_ROLES]
+
+
+def standing_facts_of(rows: Iterable[tuple[int, str]]) -> StandingFacts:
+    """StandingFacts from the (tag, value) of STANDING_ROWS_SQL's rows, in its order."""
+    claimed_domains: list[str] = []
+    verified_manager_domains: set[str] = set()
+    for tag, value in rows:
+        if tag == 0:
+            claimed_domains.append(value)
+        else:
+            verified_manager_domains.add(domain_of(value))
+    return StandingFacts(claimed_domains, verified_manager_domains)
 
 
 def standing_facts(organization: Organization) -> StandingFacts:
@@ -294,12 +319,7 @@ def standing_facts(organization: Organization) -> StandingFacts:
     A manager's address is verified while a VerifiedEmail holds their current address, lower-
     cased (`has_verified_email`).
     """
-    organization_id = sql.param(Domain, "organization", organization.pk)
-    rows = sql.fetch_all(_STANDING_FACTS_SQL, [organization_id, organization_id, *MANAGER_ROLES])
-    return StandingFacts(
-        claimed_domains=[value for kind, value, _, _ in rows if kind == 0],
-        verified_manager_domains={domain_of(value) for kind, value, _, _ in rows if kind == 1},
-    )
+    return standing_facts_of(sql.fetch_all(_STANDING_FACTS_SQL, standing_rows_params(organization)))
 
 
 # --- API tokens -------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from django.utils import timezone
 from accounts import selectors as accounts_selectors
 from accounts.actors import Actor
 from accounts.models import Organization
+from accounts.selectors import StandingFacts
 from billing_tiers.models import Evaluation, Tier
 
 TIER_ORDER = (Tier.ANONYMOUS, Tier.FREE, Tier.VERIFIED, Tier.WORKPLACE, Tier.SCALE)
@@ -68,8 +69,10 @@ def active_evaluation(organization: Organization) -> Evaluation | None:
     )
 
 
-def _organization_standing(organization: Organization) -> tuple[Tier, Evaluation | None]:
-    facts = accounts_selectors.standing_facts(organization)  # one statement
+def _organization_standing(
+    organization: Organization, facts: StandingFacts | None
+) -> tuple[Tier, Evaluation | None]:
+    facts = facts or accounts_selectors.standing_facts(organization)  # one statement
     if facts.workplace_domain:
         evaluation = active_evaluation(organization)
         return (Tier.SCALE, evaluation) if evaluation else (Tier.WORKPLACE, None)
@@ -78,11 +81,11 @@ def _organization_standing(organization: Organization) -> tuple[Tier, Evaluation
     return Tier.FREE, None
 
 
-def _standing(actor: Actor) -> tuple[Tier, Evaluation | None]:
+def _standing(actor: Actor, facts: StandingFacts | None = None) -> tuple[Tier, Evaluation | None]:
     # Decided on the organisation and the person, not on `actor.is_anonymous`: the pipeline
     # builds an actor from a diagnosis' organisation alone.
     if actor.organization is not None:
-        return _organization_standing(actor.organization)
+        return _organization_standing(actor.organization, facts)
     if actor.user is not None:
         return (
             Tier.VERIFIED if accounts_selectors.has_verified_email(actor.user) else Tier.FREE
@@ -115,8 +118,10 @@ def entitlements_of(tier: Tier, *, daily_diagnoses: int | None = None) -> Entitl
     )
 
 
-def entitlements_for(actor: Actor) -> Entitlements:
-    tier, evaluation = _standing(actor)
+def entitlements_for(actor: Actor, *, standing: StandingFacts | None = None) -> Entitlements:
+    """`standing`: the organisation's StandingFacts, when the caller has read them already (a
+    submission reads them with what else it needs, in one statement)."""
+    tier, evaluation = _standing(actor, standing)
     return entitlements_of(tier, daily_diagnoses=evaluation.daily_limit if evaluation else None)
 
 

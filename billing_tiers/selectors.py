@@ -97,19 +97,23 @@ def quota_subject(actor: Actor) -> str:
     raise ValueError("this actor has no quota subject (a visitor without an address hash)")
 
 
-def quota_status(actor: Actor, *, entitlements: Entitlements | None = None) -> QuotaStatus:
+def quota_status(
+    actor: Actor, *, entitlements: Entitlements | None = None, used: int | None = None
+) -> QuotaStatus:
     """Today's limit, use and reset for the actor's subject. Reads only: never charges.
 
-    Inside the transaction that charged, it sees that charge.
+    Inside the transaction that charged, it sees that charge. `used`: today's use, when the
+    caller has read it already (a submission, with what else it reads).
     """
     entitlements = entitlements or entitlements_for(actor)
     now = timezone.now()
-    # Every submission and every API answer reads it: written once (config/sql.py).
-    rows = sql.fetch_all(
-        "SELECT used FROM billing_tiers_quotausage WHERE subject = %s AND day = %s",
-        [quota_subject(actor), sql.param(QuotaUsage, "day", utc_day(now))],
-    )
-    used = int(rows[0][0]) if rows else 0
+    if used is None:
+        # Every API answer reads it: written once (config/sql.py).
+        rows = sql.fetch_all(
+            "SELECT used FROM billing_tiers_quotausage WHERE subject = %s AND day = %s",
+            [quota_subject(actor), sql.param(QuotaUsage, "day", utc_day(now))],
+        )
+        used = int(rows[0][0]) if rows else 0
     limit = entitlements.daily_diagnoses
     return QuotaStatus(
         tier=entitlements.tier,

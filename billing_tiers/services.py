@@ -93,12 +93,15 @@ def _quota_exceeded(entitlements: Entitlements, now: datetime) -> QuotaExceeded:
     )
 
 
-def check_quota(*, actor: Actor, entitlements: Entitlements | None = None) -> QuotaStatus:
+def check_quota(
+    *, actor: Actor, entitlements: Entitlements | None = None, used: int | None = None
+) -> QuotaStatus:
     """Today's quota of the actor; raises QuotaExceeded (429, worded, with its headers) when
     nothing is left. Charges nothing: callers check before costly work, then charge_quota.
-    `entitlements`, when the caller has them already: working out the tier takes queries."""
+    `entitlements` and today's `used`, when the caller has read them already: working out the
+    tier takes queries."""
     entitlements = entitlements or entitlements_for(actor)
-    status = quota_status(actor, entitlements=entitlements)
+    status = quota_status(actor, entitlements=entitlements, used=used)
     if status.remaining <= 0:
         raise _quota_exceeded(entitlements, timezone.now())
     return status

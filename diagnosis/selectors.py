@@ -7,7 +7,7 @@ import hmac
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from django.conf import settings
 from django.db import connection
@@ -16,7 +16,17 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.actors import Actor
+from accounts.models import MaskingRule, Organization
+from accounts.selectors import (
+    STANDING_ROWS_SQL,
+    StandingFacts,
+    standing_facts_of,
+    standing_rows_params,
+)
+from billing_tiers.models import QuotaUsage
+from config import sql
 from diagnosis.models import Diagnosis
+from rootcause.masking.rules import Rule
 from rootcause.result import DiagnosisResult, result_from_json
 
 
@@ -32,6 +42,53 @@ def idempotency_key_digest(key: str) -> str:
     return hmac.new(
         settings.SECRET_KEY.encode(), f"idempotency-key:{key}".encode(), hashlib.sha256
     ).hexdigest()
+
+
+# Tags 0 and 1 are accounts' standing rows (the tier's facts); 2 a masking rule (its kind, value
+# and label), in the order the rules were made; 3 today's use of the quota (no row: none yet).
+_SUBMISSION_FACTS_SQL = (
+    "SELECT tag, value, kind, label FROM ("  # noqa: S608 - no value in it
+    f"SELECT tag, value, NULL AS kind, NULL AS label, at, id FROM ({STANDING_ROWS_SQL}) standing"
+    " UNION ALL"
+    " SELECT 2, r.value, r.kind, r.label, r.created_at, r.id FROM accounts_maskingrule r"
+    " WHERE r.organization_id = %s"
+    " UNION ALL"
+    " SELECT 3, CAST(q.used AS TEXT), NULL, NULL, NULL, NULL FROM billing_tiers_quotausage q"
+    " WHERE q.subject = %s AND q.day = %s"
+    ") facts ORDER BY tag, at, id"
+)
+
+
+@dataclass(frozen=True)
+class SubmissionFacts:
+    """What a submission of an organisation reads before it stages its log."""
+
+    standing: StandingFacts  # for its tier (billing_tiers.entitlements.entitlements_for)
+    masking_rules: list[Rule]  # for its file name and CI metadata, as for the log
+    used_today: int  # of its quota, for the check before staging
+
+
+def submission_facts(
+    organization: Organization, *, quota_subject: str, day: date
+) -> SubmissionFacts:
+    """In one statement, what three reads would tell: accounts.selectors.standing_facts,
+    accounts.selectors.masking_rules_of and the use in billing_tiers.selectors.quota_status.
+    Every submission asks them, and each statement costs about as much CPU as what it reads
+    (docs/benchmarks.md)."""
+    rows = sql.fetch_all(
+        _SUBMISSION_FACTS_SQL,
+        [
+            *standing_rows_params(organization),
+            sql.param(MaskingRule, "organization", organization.pk),
+            quota_subject,
+            sql.param(QuotaUsage, "day", day),
+        ],
+    )
+    return SubmissionFacts(
+        standing=standing_facts_of((tag, value) for tag, value, _, _ in rows if tag < 2),
+        masking_rules=[Rule(kind, value, label) for tag, value, kind, label in rows if tag == 2],
+        used_today=next((int(value) for tag, value, _, _ in rows if tag == 3), 0),
+    )
 
 
 @dataclass(frozen=True)

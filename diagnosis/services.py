@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from accounts.actors import Actor, actor_for_person
 from accounts.models import Organization
-from accounts.selectors import masking_rules_of, require_manager
+from accounts.selectors import require_manager
 from accounts.services import create_personal_organization
 from billing_tiers.entitlements import Entitlements
 from billing_tiers.errors import QuotaExceeded
@@ -36,6 +36,8 @@ from billing_tiers.selectors import (
     entitlements_for,
     entitlements_for_organization,
     next_reset,
+    quota_subject,
+    utc_day,
 )
 from billing_tiers.services import (
     charge_quota,
@@ -57,11 +59,12 @@ from config.problems import (
 from diagnosis.alerts import enqueue_alerts
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
-from diagnosis.selectors import access_key_digest, idempotency_key_digest
+from diagnosis.selectors import access_key_digest, idempotency_key_digest, submission_facts
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
 from diagnosis.staging import MASKED, RAW, get_store, staged_id, staging_key
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
+from rootcause.masking.rules import Rule
 
 logger = logging.getLogger(__name__)
 
@@ -248,9 +251,19 @@ def submit_diagnosis(
     # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
     # later, with the row.
     # The tier once for the check, the charge and the answer's quota headers: it takes queries.
-    entitlements = entitlements_for(actor)
+    # An organisation's tier facts, masking rules and quota use are read in one statement.
+    used_today: int | None = None
+    masking_rules: list[Rule] = []
+    if actor.organization is None:
+        entitlements = entitlements_for(actor)
+    else:
+        facts = submission_facts(
+            actor.organization, quota_subject=quota_subject(actor), day=utc_day(timezone.now())
+        )
+        entitlements = entitlements_for(actor, standing=facts.standing)
+        used_today, masking_rules = facts.used_today, facts.masking_rules
     try:
-        check_quota(actor=actor, entitlements=entitlements)
+        check_quota(actor=actor, entitlements=entitlements, used=used_today)
     except QuotaExceeded:
         QUOTA_REFUSALS.inc()
         raise
@@ -284,10 +297,7 @@ def submit_diagnosis(
             raise ServiceUnavailable() from None
         body_digest = hasher.hexdigest()
         # The file name and CI metadata are masked like the log, with the organisation's rules.
-        masker = Masker(
-            secret=masking_secret(diagnosis_id),
-            rules=masking_rules_of(actor.organization.pk if actor.organization else None),
-        )
+        masker = Masker(secret=masking_secret(diagnosis_id), rules=masking_rules)
         diagnosis = Diagnosis(
             id=diagnosis_id,
             organization=actor.organization,

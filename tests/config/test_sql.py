@@ -186,7 +186,7 @@ import json
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
-from accounts.services import claim_domain, create_api_token, create_organization, mark_email_verified
+from accounts.services import claim_domain, create_api_token, create_masking_rule, create_organization, mark_email_verified
 from accounts.actors import actor_for_person
 from accounts.selectors import token_for_secret
 owner = get_user_model().objects.create_user("o", "o@acme.example", "pw-o-12345")
@@ -194,12 +194,15 @@ organization = create_organization(name="Acme", owner=owner)
 mark_email_verified(user=owner)
 claim_domain(actor=actor_for_person(owner, organization.pk), domain="acme.example")
 _, secret = create_api_token(organization=organization, created_by=owner, name="ci")
+create_masking_rule(organization=organization, created_by=owner, kind="term", value="bluebird")
 client = APIClient()
 client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
 answer = client.post("/api/v1/diagnoses", data=b"torch.OutOfMemoryError: CUDA out of memory.\\n",
-                     content_type="text/plain", HTTP_HOST="localhost")
+                     content_type="text/plain", HTTP_HOST="localhost",
+                     HTTP_X_ROOTCAUSE_FILENAME="bluebird-run.log")
 token = token_for_secret(secret)
 print(json.dumps({"status": answer.status_code, "diagnosis": answer.json().get("status"),
+                  "filename": answer.json().get("filename"),
                   "limit": answer["RateLimit-Limit"], "remaining": answer["RateLimit-Remaining"],
                   "organization": token.organization.name, "scopes": token.scopes,
                   "workplace": settings.TIER_DAILY_DIAGNOSES["workplace"]}))
@@ -210,6 +213,9 @@ print(json.dumps({"status": answer.status_code, "diagnosis": answer.json().get("
     assert answer["status"] == 202
     assert answer["diagnosis"] == "done"  # eager: the pipeline ran as the row committed
     assert answer["organization"] == "Acme"
+    # The organisation's masking rule, read with the tier's facts, masked the file name.
+    assert "bluebird" not in answer["filename"]
+    assert answer["filename"].endswith("-run.log")
     assert isinstance(answer["scopes"], list)
     assert answer["scopes"]
     # The workplace tier's allowance, worked out by the hand-written statement, one unit used.
