@@ -64,6 +64,8 @@ from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_af
 from diagnosis.staging import MASKED, RAW, get_store, staged_id, staging_key
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
+from rootcause.masking.masker import WHEN_NEEDED
+from rootcause.masking.recognizer import shared_analyzer
 from rootcause.masking.rules import Rule
 
 logger = logging.getLogger(__name__)
@@ -93,6 +95,20 @@ def _limited(chunks: Iterable[bytes], limit: int) -> Iterable[bytes]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _masker_of_names(diagnosis_id: uuid.UUID, rules: list[Rule]) -> Masker:
+    """The masker of a submission's file name and CI metadata: the organisation's rules and the
+    operator's recognizers (MASKING_RECOGNIZERS_FILE), as the mask stage has them. Without either,
+    Presidio's analyzer runs only where one of its recognizers could find something (WHEN_NEEDED,
+    which masks as the analyzer would: tests/rootcause/test_masking_density.py), so that a plain
+    file name costs no analyzer call."""
+    recognizers = settings.MASKING_RECOGNIZERS_FILE
+    return Masker(
+        secret=masking_secret(diagnosis_id),
+        rules=rules,
+        analyzer=shared_analyzer(recognizers) if recognizers else WHEN_NEEDED,
+    )
 
 
 def _masked_filename(filename: str, masker: Masker) -> str:
@@ -297,7 +313,7 @@ def submit_diagnosis(
             raise ServiceUnavailable() from None
         body_digest = hasher.hexdigest()
         # The file name and CI metadata are masked like the log, with the organisation's rules.
-        masker = Masker(secret=masking_secret(diagnosis_id), rules=masking_rules)
+        masker = _masker_of_names(diagnosis_id, masking_rules)
         diagnosis = Diagnosis(
             id=diagnosis_id,
             organization=actor.organization,

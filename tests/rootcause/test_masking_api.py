@@ -106,6 +106,36 @@ def test_an_uploaded_file_name_is_masked(acme_api, name: str, leak: str) -> None
     assert "<IP_1>" in filename or "<HOST_1>" in filename
 
 
+def test_a_file_name_gets_presidio_s_recognizers_where_they_could_find_something(acme_api):
+    # Only Presidio's validated IBAN recognizer finds this one: the file name's masker calls the
+    # analyzer for it, though not for a plain name.
+    response = acme_api.post(
+        URL, {"file": SimpleUploadedFile("payout-DE89370400440532013000.log", OOM_LOG.encode())}
+    )
+
+    assert response.status_code == 202, response.content
+    filename = response.json()["filename"]
+    assert "DE89370400440532013000" not in filename
+    assert filename == "payout-<IBAN_CODE>.log"
+
+
+def test_a_file_name_is_masked_with_the_operators_recognizers(acme_api, tmp_path, settings):
+    path = tmp_path / "recognizers.yaml"
+    path.write_text(
+        "recognizers:\n"
+        '  - name: "Project code names"\n'
+        '    supported_language: "en"\n'
+        '    supported_entity: "PROJECT_CODENAME"\n'
+        '    deny_list: ["bluebird"]\n'
+    )
+    settings.MASKING_RECOGNIZERS_FILE = str(path)
+
+    response = acme_api.post(URL, {"file": SimpleUploadedFile("bluebird.log", OOM_LOG.encode())})
+
+    assert response.status_code == 202, response.content
+    assert response.json()["filename"] == "<PROJECT_CODENAME>.log"
+
+
 def test_the_pipeline_masks_through_presidio_with_the_operators_recognizers(
     acme_api, django_capture_on_commit_callbacks, tmp_path, settings
 ):
