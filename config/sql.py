@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
 
 M = TypeVar("M", bound=Model)
@@ -44,12 +45,13 @@ def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 def instance(model: type[M], values: Sequence[Any]) -> M:
     """A model instance from the values of `columns(model, …)` in a row, as the ORM loads one."""
+    db = _this_thread_s()
     converted = []
     for value, (expression, converters) in zip(values, _converters(model), strict=True):
         for converter in converters:
-            value = converter(value, expression, connection)
+            value = converter(value, expression, db)
         converted.append(value)
-    return model.from_db(connection.alias, _attnames(model), converted)
+    return model.from_db(db.alias, _attnames(model), converted)
 
 
 def insert(instance: Model) -> None:
@@ -63,10 +65,18 @@ def insert(instance: Model) -> None:
 
 def insert_values(instance: Model) -> list[Any]:
     """A new instance's values for its INSERT (`insert`'s, `insert_selecting`'s), in field order."""
+    db = _this_thread_s()
     return [
-        field.get_db_prep_save(field.pre_save(instance, add=True), connection)
+        field.get_db_prep_save(field.pre_save(instance, add=True), db)
         for field in _fields(type(instance))
     ]
+
+
+def _this_thread_s() -> BaseDatabaseWrapper:
+    """The thread's connection object itself. `django.db.connection` is a proxy that looks it up
+    (in an asgiref Local) on every attribute read, and a field's preparation or conversion reads
+    several: for a row of 30 fields that was a third of the values' cost."""
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def saved(instance: Model) -> None:
