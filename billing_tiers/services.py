@@ -178,9 +178,9 @@ def charge_quota_creating(
     On PostgreSQL this is one statement (`_charge_creating_sql`): the unit's upsert, with the
     charge's INSERT and the row's in data-modifying CTEs that select from the upsert's RETURNING,
     so that they add their rows only if it took a unit. Outside a transaction it is a transaction
-    of its own: one round trip where the transaction below takes five (BEGIN, three statements,
-    COMMIT), on the path every submission without a key takes. Elsewhere (SQLite, the embedded
-    mode, has no data-modifying CTEs) those three statements in one transaction.
+    of its own: one round trip where the three statements in a transaction take five (BEGIN and
+    COMMIT besides), on the path every submission without a key takes. Elsewhere (SQLite, the
+    embedded mode, has no data-modifying CTEs) the three statements in one transaction.
     """
     entitlements = entitlements or entitlements_for(actor)
     subject = quota_subject(actor)

@@ -45,7 +45,7 @@ def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 def instance(model: type[M], values: Sequence[Any]) -> M:
     """A model instance from the values of `columns(model, …)` in a row, as the ORM loads one."""
-    db = _this_thread_s()
+    db = _thread_connection()
     converted = []
     for value, (expression, converters) in zip(values, _converters(model), strict=True):
         for converter in converters:
@@ -65,14 +65,14 @@ def insert(instance: Model) -> None:
 
 def insert_values(instance: Model) -> list[Any]:
     """A new instance's values for its INSERT (`insert`'s, `insert_selecting`'s), in field order."""
-    db = _this_thread_s()
+    db = _thread_connection()
     return [
         field.get_db_prep_save(field.pre_save(instance, add=True), db)
         for field in _fields(type(instance))
     ]
 
 
-def _this_thread_s() -> BaseDatabaseWrapper:
+def _thread_connection() -> BaseDatabaseWrapper:
     """The thread's connection object itself. `django.db.connection` is a proxy that looks it up
     (in an asgiref Local) on every attribute read, and a field's preparation or conversion reads
     several: for a row of 30 fields that was a third of the values' cost."""

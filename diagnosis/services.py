@@ -327,7 +327,8 @@ def submit_diagnosis(
             **visitor,
         )
         if not key_digest:
-            # The unit, its charge and the row together: one statement on PostgreSQL.
+            # The unit, its charge and the row together: one statement on PostgreSQL, committed
+            # by itself (so the callback runs at once, unless a caller's transaction is open).
             charge = charge_quota_creating(diagnosis, actor=actor, entitlements=entitlements)
             transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
         else:
