@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,6 +107,20 @@ def test_an_uploaded_file_name_is_masked(acme_api, name: str, leak: str) -> None
     assert "<IP_1>" in filename or "<HOST_1>" in filename
 
 
+@pytest.fixture
+def codename_recognizers(tmp_path: Path) -> Path:
+    """An operator's recognizer file (MASKING_RECOGNIZERS_FILE) naming one project code name."""
+    path = tmp_path / "recognizers.yaml"
+    path.write_text(
+        "recognizers:\n"
+        '  - name: "Project code names"\n'
+        '    supported_language: "en"\n'
+        '    supported_entity: "PROJECT_CODENAME"\n'
+        '    deny_list: ["bluebird"]\n'
+    )
+    return path
+
+
 def test_a_file_name_gets_presidio_s_recognizers_where_they_could_find_something(acme_api):
     # Only Presidio's validated IBAN recognizer finds this one: the file name's masker calls the
     # analyzer for it, though not for a plain name.
@@ -119,16 +134,10 @@ def test_a_file_name_gets_presidio_s_recognizers_where_they_could_find_something
     assert filename == "payout-<IBAN_CODE>.log"
 
 
-def test_a_file_name_is_masked_with_the_operators_recognizers(acme_api, tmp_path, settings):
-    path = tmp_path / "recognizers.yaml"
-    path.write_text(
-        "recognizers:\n"
-        '  - name: "Project code names"\n'
-        '    supported_language: "en"\n'
-        '    supported_entity: "PROJECT_CODENAME"\n'
-        '    deny_list: ["bluebird"]\n'
-    )
-    settings.MASKING_RECOGNIZERS_FILE = str(path)
+def test_a_file_name_is_masked_with_the_operators_recognizers(
+    acme_api, codename_recognizers, settings
+):
+    settings.MASKING_RECOGNIZERS_FILE = str(codename_recognizers)
 
     response = acme_api.post(URL, {"file": SimpleUploadedFile("bluebird.log", OOM_LOG.encode())})
 
@@ -137,22 +146,14 @@ def test_a_file_name_is_masked_with_the_operators_recognizers(acme_api, tmp_path
 
 
 def test_the_pipeline_masks_through_presidio_with_the_operators_recognizers(
-    acme_api, django_capture_on_commit_callbacks, tmp_path, settings
+    acme_api, django_capture_on_commit_callbacks, codename_recognizers, settings
 ):
     """A recognizer registered through Presidio's registry (the YAML file of the setting)
     changes what a real pipeline run stores: the mask stage runs Presidio's analyzer."""
-    path = tmp_path / "recognizers.yaml"
-    path.write_text(
-        "recognizers:\n"
-        '  - name: "Project code names"\n'
-        '    supported_language: "en"\n'
-        '    supported_entity: "PROJECT_CODENAME"\n'
-        '    deny_list: ["bluebird"]\n'
-    )
     log = OOM_LOG.replace("CUDA out of memory.", "CUDA out of memory in bluebird.")
     with django_capture_on_commit_callbacks(execute=True):
         plain = acme_api.post(URL, data=log.encode(), content_type="text/plain")
-    settings.MASKING_RECOGNIZERS_FILE = str(path)
+    settings.MASKING_RECOGNIZERS_FILE = str(codename_recognizers)
     with django_capture_on_commit_callbacks(execute=True):
         configured = acme_api.post(URL, data=log.encode(), content_type="text/plain")
 
