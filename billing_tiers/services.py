@@ -139,14 +139,8 @@ def charge_quota(
     if entitlements.daily_diagnoses <= 0:
         raise _quota_exceeded(entitlements, now)
     if not key:
-        # No savepoint: the unit is taken first, and a refusal has written nothing, so it leaves
-        # the caller's transaction usable. The charge's INSERT cannot conflict (its reference is
-        # new), and if it fails anyway the caller's transaction rolls back with the unit.
-        with transaction.atomic(savepoint=False):
-            used = _take_unit(subject, day, entitlements.daily_diagnoses)
-            if used is not None:
-                charge = _record_charge(subject, day, entitlements, reference, key, used)
-        if used is None:
+        charge = _new_charge(subject, day, entitlements, reference, key)
+        if not _take_unit_saving(charge, entitlements.daily_diagnoses):
             raise _quota_exceeded(entitlements, now)
         return charge
     try:
@@ -189,13 +183,9 @@ def charge_quota_creating(
     limit = entitlements.daily_diagnoses
     if limit <= 0:
         raise _quota_exceeded(entitlements, now)
-    charge = QuotaCharge(subject=subject, day=day, tier=entitlements.tier, reference=str(row.pk))
+    charge = _new_charge(subject, day, entitlements, row.pk, "")
     if connection.vendor != "postgresql":
-        with transaction.atomic(savepoint=False):
-            charge.used_today = _take_unit(subject, day, limit)
-            if charge.used_today is not None:
-                sql.insert(charge)
-                sql.insert(row)
+        _take_unit_saving(charge, limit, row)
     else:
         with connection.cursor() as cursor:
             cursor.execute(
@@ -212,6 +202,18 @@ def charge_quota_creating(
     return charge
 
 
+def _new_charge(
+    subject: str, day: date, entitlements: Entitlements, reference: str | uuid.UUID, key: str
+) -> QuotaCharge:
+    return QuotaCharge(
+        subject=subject,
+        day=day,
+        tier=entitlements.tier,
+        reference=str(reference),
+        idempotency_key=key,
+    )
+
+
 def _record_charge(
     subject: str,
     day: date,
@@ -220,16 +222,27 @@ def _record_charge(
     key: str,
     used: int | None,
 ) -> QuotaCharge:
-    charge = QuotaCharge(
-        subject=subject,
-        day=day,
-        tier=entitlements.tier,
-        reference=str(reference),
-        idempotency_key=key,
-    )
+    charge = _new_charge(subject, day, entitlements, reference, key)
     sql.insert(charge)  # QuotaCharge.objects.create, its statement made once (every submission)
     charge.used_today = used
     return charge
+
+
+def _take_unit_saving(charge: QuotaCharge, limit: int, *rows: Model) -> bool:
+    """Takes the unit of the charge's subject and day, then saves the charge and `rows`; False,
+    having written nothing, when none is left. The charge's `used_today` is the day's count.
+
+    No savepoint: the unit is taken first, and a refusal has written nothing, so it leaves the
+    caller's transaction usable. The INSERTs cannot conflict (the charge's reference is new), and
+    if one fails anyway the caller's transaction rolls back with the unit.
+    """
+    with transaction.atomic(savepoint=False):
+        charge.used_today = _take_unit(charge.subject, charge.day, limit)
+        if charge.used_today is None:
+            return False
+        for saved in (charge, *rows):
+            sql.insert(saved)  # Model.objects.create, its statement made once (every submission)
+    return True
 
 
 def _take_unit(subject: str, day: date, limit: int) -> int | None:
