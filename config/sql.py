@@ -94,10 +94,8 @@ def insert_selecting(model: type[Model], source: str) -> str:
     A parameter in a SELECT list is not typed from the column it goes to, as in VALUES, so each
     is cast to its column's type (a character column's without its length: a cast to
     `varchar(n)` would cut a longer value where the ORM's INSERT fails on it)."""
-    quote = connection.ops.quote_name
-    names = ", ".join(quote(field.column) for field in _fields(model))
     casts = ", ".join(f"%s::{_cast_type(field)}" for field in _fields(model))
-    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) SELECT {casts} FROM {source}"  # noqa: S608 - names only
+    return f"{_insert_into(model)} SELECT {casts} FROM {source}"  # noqa: S608 - names only
 
 
 def _cast_type(field: Field[Any, Any]) -> str:
@@ -109,10 +107,15 @@ def _cast_type(field: Field[Any, Any]) -> str:
 
 @cache
 def _insert_sql(model: type[Model]) -> str:
+    marks = ", ".join("%s" for _ in _fields(model))
+    return f"{_insert_into(model)} VALUES ({marks})"
+
+
+def _insert_into(model: type[Model]) -> str:
+    """`INSERT INTO "table" ("column", …)`, every concrete field in field order."""
     quote = connection.ops.quote_name
     names = ", ".join(quote(field.column) for field in _fields(model))
-    marks = ", ".join("%s" for _ in _fields(model))
-    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({marks})"  # noqa: S608 - names only
+    return f"INSERT INTO {quote(model._meta.db_table)} ({names})"
 
 
 @cache
