@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from functools import cache
+from typing import cast
 
 import redis
 from django.conf import settings
@@ -50,7 +51,7 @@ class SharedCounter:
         if not settings.REDIS_URL:
             return self._local
         try:
-            return float(_redis(settings.REDIS_URL).get(self._key()) or 0)
+            return float(cast("bytes | None", _redis(settings.REDIS_URL).get(self._key())) or 0)
         except redis.RedisError:
             return 0.0
 
@@ -129,7 +130,7 @@ def _stage_figures(stage: str) -> dict[str, float]:
         with _LOCAL_LOCK:
             return dict(_LOCAL.get(stage, {}))
     try:
-        raw = _redis(settings.REDIS_URL).hgetall(_stage_key(stage))
+        raw = cast("dict[bytes, bytes]", _redis(settings.REDIS_URL).hgetall(_stage_key(stage)))
     except redis.RedisError:
         return {}
     return {(k.decode() if isinstance(k, bytes) else str(k)): float(v) for k, v in raw.items()}
@@ -225,7 +226,7 @@ def _queue_depth() -> int:
     try:
         client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1)
         prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("global_keyprefix", "")
-        return int(client.llen(f"{prefix}celery"))
+        return cast(int, client.llen(f"{prefix}celery"))
     except (redis.RedisError, AttributeError):
         return -1  # unknown: Redis did not answer
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import cast
 
 import redis
 from django.conf import settings
@@ -33,8 +34,8 @@ def delete_run_keys() -> int:
     for key in run_keys(connection):
         batch.append(key)
         if len(batch) == 1000:
-            deleted += connection.delete(*batch)
+            deleted += cast(int, connection.delete(*batch))
             batch = []
     if batch:
-        deleted += connection.delete(*batch)
+        deleted += cast(int, connection.delete(*batch))
     return deleted

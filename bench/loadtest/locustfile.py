@@ -17,7 +17,7 @@ import json
 import os
 import random
 import time
-from typing import Any
+from typing import Any, cast
 
 import redis
 from locust import FastHttpUser, constant, constant_throughput, events, task
@@ -51,7 +51,7 @@ def _queued() -> int:
     read_at, length = _queue_length
     now = time.monotonic()
     if now - read_at > 0.02:
-        length = int(QUEUE.llen(QUEUE_KEY))
+        length = cast(int, QUEUE.llen(QUEUE_KEY))
         _queue_length = (now, length)
     return length
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import celery
 import pytest
@@ -85,7 +85,9 @@ def _queued_for(diagnosis_id: str) -> list[dict[str, Any]]:
     """The messages in the default queue whose argument is `diagnosis_id`, taken out of it."""
     client = redis.Redis.from_url(settings.REDIS_URL, decode_responses=True)
     key = f"{settings.REDIS_KEY_PREFIX}{app.conf.task_default_queue}"
-    found = [str(raw) for raw in client.lrange(key, 0, -1) if diagnosis_id in str(raw)]
+    found = [
+        str(raw) for raw in cast(list[str], client.lrange(key, 0, -1)) if diagnosis_id in str(raw)
+    ]
     for raw in found:
         client.lrem(key, 1, raw)
     return [json.loads(raw) for raw in found]

@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 import uuid
+from typing import cast
 
 import pytest
 import redis
@@ -62,7 +63,7 @@ def test_a_log_is_staged_with_a_short_ttl_that_becomes_the_backstop_once_its_row
     original = services._keep_and_enqueue
 
     def spy(diagnosis_id: uuid.UUID, raw_key: str) -> None:
-        seen.append(int(_client().ttl(raw_key)))  # before the row's commit takes effect
+        seen.append(cast(int, _client().ttl(raw_key)))  # before the row's commit takes effect
         original(diagnosis_id, raw_key)
 
     monkeypatch.setattr(services, "_keep_and_enqueue", spy)
@@ -72,7 +73,7 @@ def test_a_log_is_staged_with_a_short_ttl_that_becomes_the_backstop_once_its_row
     assert response.status_code == 202
     raw_key = staging_key(RAW, response.json()["id"])
     assert 0 < seen[0] <= settings.STAGING_PENDING_TTL_SECONDS
-    assert _client().ttl(raw_key) > settings.STAGING_PENDING_TTL_SECONDS
+    assert cast(int, _client().ttl(raw_key)) > settings.STAGING_PENDING_TTL_SECONDS
 
 
 @pytest.mark.django_db(transaction=True)  # the commit, and what follows it, within the request

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from django.db import connection
@@ -48,13 +48,14 @@ def _all_redis_bytes() -> bytes:
         if kind == b"string":
             values.append(client.get(key) or b"")
         elif kind == b"list":
-            values.extend(client.lrange(key, 0, -1))
+            values.extend(cast(list[bytes], client.lrange(key, 0, -1)))
         elif kind == b"hash":
-            values.extend(v for kv in client.hgetall(key).items() for v in kv)
+            fields = cast("dict[bytes, bytes]", client.hgetall(cast(str, key)))
+            values.extend(v for kv in fields.items() for v in kv)
         elif kind == b"set":
-            values.extend(client.smembers(key))
+            values.extend(cast(set[bytes], client.smembers(key)))
         elif kind == b"zset":
-            values.extend(client.zrange(key, 0, -1))
+            values.extend(cast(list[bytes], client.zrange(key, 0, -1)))
         values.append(key)
     return b"\n".join(values)
 
