@@ -85,6 +85,30 @@ class TaskPublisher:
 
     def publish(self, name: str, args: tuple[Any, ...]) -> str:
         """Sends task `name` with positional `args`; returns the task id."""
+        channel, message, route, task_id = self._prepared(name, args)
+        channel.basic_publish(message, exchange="", routing_key=route.queue)
+        return task_id
+
+    def message_for(self, name: str, args: tuple[Any, ...]) -> QueuedMessage:
+        """What `publish` would push for task `name`, for a caller that sends it itself: the
+        queue's Redis key (with the global key prefix) and the encoded message. The web sends it
+        in the same round trip as the staged log's new TTL (diagnosis/staging.py).
+
+        kombu's channel encodes it, as for `publish`, through the batch hook of kombu 5.7's
+        Redis transport: the channel hands the batch the Redis commands it would have sent,
+        which must be a single LPUSH (a queue with a message TTL or an expiry would add more:
+        ValueError, none of ours has them)."""
+        channel, message, route, _ = self._prepared(name, args)
+        commands = _Commands()
+        channel.basic_publish(
+            message, exchange="", routing_key=route.queue, _publish_batch=commands
+        )
+        if len(commands.sent) != 1 or commands.sent[0][0] != "lpush":
+            raise ValueError(f"{name} is not published with one LPUSH: {commands.sent!r}")
+        key, payload = commands.sent[0][1]
+        return QueuedMessage(key=f"{channel.global_keyprefix}{key}", payload=payload)
+
+    def _prepared(self, name: str, args: tuple[Any, ...]) -> tuple[Any, Any, _Route, str]:
         route = self._route(name)
         task_id = uuid()
         headers, properties, body, _ = self.app.amqp.as_task_v2(
@@ -106,8 +130,7 @@ class TaskPublisher:
             headers,
             {**properties, "delivery_mode": route.delivery_mode},
         )
-        channel.basic_publish(message, exchange="", routing_key=route.queue)
-        return task_id
+        return channel, message, route, task_id
 
     def _channel_for_publishing(self) -> Any:
         channel = self._channel
@@ -129,6 +152,25 @@ class TaskPublisher:
         if route is None:
             route = self._routes[name] = _Route.of(self.app, name)
         return route
+
+
+@dataclass(frozen=True)
+class QueuedMessage:
+    """A task message as kombu's Redis channel pushes it: LPUSH `payload` onto `key`."""
+
+    key: str
+    payload: str
+
+
+class _Commands:
+    """Takes the place of kombu's PublishBatch for one message: keeps the commands the channel
+    would send instead of sending them."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, tuple[Any, ...]]] = []
+
+    def add(self, name: str, *args: Any) -> None:
+        self.sent.append((name, args))
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from billing_tiers.services import (
     refund_quota_for,
 )
 from config import sql
+from config.broker import QueuedMessage
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
 from config.problems import (
@@ -398,19 +399,28 @@ LOST_IN_OUTAGE = (
 def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
     """After the row commits: the staged log gets its backstop TTL, and the chain is enqueued.
 
-    If the log is already gone (Redis restarted since it was staged), the diagnosis is failed and
-    refunded at once and the caller gets a 503, never a 202 for a log that was not kept. If only
-    the enqueue fails, the log and the row are kept, and the row is marked due for the stuck
-    sweeper's next round (`_due_for_the_sweeper`), which enqueues it again.
+    With a broker, both in one round trip to Redis, the message only if the log is still there
+    (`StagingStore.expire_and_push`). If the log is already gone (Redis restarted since it was
+    staged), the diagnosis is failed and refunded at once and the caller gets a 503, never a 202
+    for a log that was not kept. If only the enqueue fails (the message could not be made), the
+    log and the row are kept, and the row is marked due for the stuck sweeper's next round
+    (`_due_for_the_sweeper`), which enqueues it again.
     """
     store = get_store(settings.REDIS_URL)
+    ttl = settings.ROOTCAUSE_RAW_TTL_SECONDS
+    message = _queued_message(diagnosis_id)
     try:
-        kept = store.expire(raw_key, settings.ROOTCAUSE_RAW_TTL_SECONDS)
+        if message is not None:
+            kept = store.expire_and_push(raw_key, ttl, message.key, message.payload)
+        else:
+            kept = store.expire(raw_key, ttl)
     except redis.RedisError:
         kept = False
     if not kept:
         fail_diagnosis(diagnosis_id=str(diagnosis_id), reason=LOST_IN_OUTAGE)
         raise ServiceUnavailable()
+    if message is not None:
+        return
     try:
         enqueue_pipeline(diagnosis_id, Status.QUEUED)
     except outage_errors() as exc:
@@ -420,6 +430,20 @@ def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
             type(exc).__name__,
         )
         _due_for_the_sweeper(diagnosis_id)
+
+
+def _queued_message(diagnosis_id: uuid.UUID) -> QueuedMessage | None:
+    """The new diagnosis' task message, for the staging store to push with the log's TTL; None
+    in the embedded mode (Celery runs the task in-process) or when it cannot be made (the
+    broker away: `enqueue_pipeline` is then tried on its own, and the sweeper after it)."""
+    if celery_app.conf.task_always_eager:
+        return None
+    task = pipeline_from(Status.QUEUED)
+    assert task is not None  # a queued diagnosis always has a stage to run
+    try:
+        return task_publisher.message_for(task, (str(diagnosis_id),))
+    except outage_errors():
+        return None
 
 
 def _due_for_the_sweeper(diagnosis_id: uuid.UUID) -> None:

@@ -44,9 +44,21 @@ class StagingStore(Protocol):
     def exists(self, key: str) -> bool: ...
     def delete(self, *keys: str) -> None: ...
     def expire(self, key: str, ttl_seconds: int) -> bool: ...
+    def expire_and_push(self, key: str, ttl_seconds: int, queue_key: str, message: str) -> bool: ...
     def existing(self, keys: list[str]) -> list[bool]: ...
     def keys_of(self, kind: str) -> Iterator[str]: ...
     def idle_seconds(self, key: str) -> int | None: ...
+
+
+# The staged log's new TTL and, only if the log is still there, its task message: one round
+# trip, and no message for a log that is gone.
+_EXPIRE_AND_PUSH = """
+if redis.call('EXPIRE', KEYS[1], ARGV[1]) == 0 then
+    return 0
+end
+redis.call('LPUSH', KEYS[2], ARGV[2])
+return 1
+"""
 
 
 class RedisStagingStore:
@@ -56,6 +68,8 @@ class RedisStagingStore:
         self.client = redis.Redis.from_url(
             url, socket_connect_timeout=3, socket_timeout=30, health_check_interval=30
         )
+        # Sent by its digest, and loaded again by redis-py if Redis restarted without it.
+        self._expire_and_push = self.client.register_script(_EXPIRE_AND_PUSH)
 
     def write(self, key: str, chunks: Iterable[bytes], *, ttl_seconds: int) -> int:
         """Replaces `key` with the concatenated chunks; returns the number of bytes written.
@@ -104,6 +118,12 @@ class RedisStagingStore:
     def expire(self, key: str, ttl_seconds: int) -> bool:
         """Sets the key's TTL; False if there is no such key (it expired or was lost)."""
         return bool(self.client.expire(key, ttl_seconds))
+
+    def expire_and_push(self, key: str, ttl_seconds: int, queue_key: str, message: str) -> bool:
+        """`expire`, then, if the key was there, LPUSH `message` onto the list `queue_key`
+        (a Celery queue: config/broker.py's `TaskPublisher.message_for`), atomically and in one
+        round trip. False, and nothing pushed, if there is no such key."""
+        return bool(self._expire_and_push(keys=[key, queue_key], args=[ttl_seconds, message]))
 
     def existing(self, keys: list[str]) -> list[bool]:
         """Which of the keys exist, in one round trip."""
@@ -156,6 +176,9 @@ class MemoryStagingStore:
 
     def expire(self, key: str, ttl_seconds: int) -> bool:
         return key in self._values
+
+    def expire_and_push(self, key: str, ttl_seconds: int, queue_key: str, message: str) -> bool:
+        raise NotImplementedError("the embedded mode runs its tasks in-process: there is no queue")
 
     def existing(self, keys: list[str]) -> list[bool]:
         return [key in self._values for key in keys]

@@ -119,6 +119,26 @@ def test_the_publisher_sends_the_message_celery_would() -> None:
     assert by_celery["properties"]["delivery_info"] == {"exchange": "", "routing_key": "celery"}
 
 
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_the_message_for_a_caller_to_push_is_the_one_publish_sends() -> None:
+    diagnosis_id = str(uuid.uuid4())
+    publisher.publish("workers.tasks.mask", (diagnosis_id,))
+    message = publisher.message_for("workers.tasks.mask", (diagnosis_id,))
+
+    assert message.key == f"{settings.REDIS_KEY_PREFIX}{app.conf.task_default_queue}"
+    redis.Redis.from_url(settings.REDIS_URL).lpush(message.key, message.payload)
+    published, pushed = _queued_for(diagnosis_id)
+    assert _without_ids(pushed) == _without_ids(published)
+    assert pushed["headers"]["id"] != published["headers"]["id"]  # a task id of its own
+
+
+def test_a_message_that_is_not_one_lpush_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    channel: Any = publisher._channel_for_publishing()
+    monkeypatch.setattr(channel, "_expires", {app.conf.task_default_queue: 60_000}, raising=False)
+    with pytest.raises(ValueError, match="one LPUSH"):
+        publisher.message_for("workers.tasks.mask", (str(uuid.uuid4()),))
+
+
 def test_the_publisher_routes_like_celery_and_refuses_what_it_cannot() -> None:
     other = Celery("other", set_as_current=False)
     other.conf.update(task_default_queue="elsewhere")

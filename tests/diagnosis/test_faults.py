@@ -124,6 +124,78 @@ def test_a_diagnosis_whose_message_was_not_published_is_enqueued_by_the_next_swe
     assert Diagnosis.objects.get(id=waiting.id).lease_expires_at is None
 
 
+def _messages_for(diagnosis_id: str) -> list[str]:
+    """The task messages in Celery's queue naming `diagnosis_id`, taken out of it."""
+    from config.celery import app
+
+    key = f"{settings.REDIS_KEY_PREFIX}{app.conf.task_default_queue}"
+    client = redis.Redis.from_url(settings.REDIS_URL, decode_responses=True)
+    found = [raw for raw in cast(list[str], client.lrange(key, 0, -1)) if diagnosis_id in raw]
+    for raw in found:
+        client.lrem(key, 1, raw)
+    return found
+
+
+def _publish_refused(diagnosis_id: uuid.UUID, status: str) -> None:
+    raise AssertionError("published apart from the log's TTL")
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_with_a_broker_the_message_goes_with_the_logs_ttl(
+    acme_api, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr(services, "enqueue_pipeline", _publish_refused)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+
+    assert response.status_code == 202
+    diagnosis_id = response.json()["id"]
+    (message,) = _messages_for(diagnosis_id)
+    assert "workers.tasks.mask" in message
+    ttl = cast(int, _client().ttl(staging_key(RAW, diagnosis_id)))
+    assert ttl > settings.STAGING_PENDING_TTL_SECONDS
+
+
+@pytest.mark.django_db(transaction=True)  # the commit, and what follows it, within the request
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_with_a_broker_a_lost_log_sends_no_message_and_is_refunded(acme_api, acme, monkeypatch):
+    original = services._keep_and_enqueue
+
+    def redis_restarted_meanwhile(diagnosis_id: uuid.UUID, raw_key: str) -> None:
+        _client().delete(raw_key)
+        original(diagnosis_id, raw_key)
+
+    monkeypatch.setattr(services, "_keep_and_enqueue", redis_restarted_meanwhile)
+    monkeypatch.setattr(services, "enqueue_pipeline", _publish_refused)
+    response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+
+    assert response.status_code == 503
+    diagnosis = Diagnosis.objects.get()
+    assert diagnosis.status == Status.FAILED
+    assert _messages_for(str(diagnosis.id)) == []
+    assert quota_status(Actor(organization=acme)).used == 0
+
+
+@override_settings(CELERY_TASK_ALWAYS_EAGER=False)
+def test_with_a_broker_a_message_that_cannot_be_made_is_published_apart(
+    acme_api, django_capture_on_commit_callbacks, monkeypatch
+):
+    def broker_away(name: str, args: tuple[str, ...]) -> None:
+        raise redis.ConnectionError("Redis went away as the message was made")
+
+    monkeypatch.setattr(services.task_publisher, "message_for", broker_away)
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr(services, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
+
+    assert response.status_code == 202
+    diagnosis_id = response.json()["id"]
+    assert sent == [(diagnosis_id, Status.QUEUED)]
+    ttl = cast(int, _client().ttl(staging_key(RAW, diagnosis_id)))
+    assert ttl > settings.STAGING_PENDING_TTL_SECONDS
+
+
 def _submitted(acme, *, status: str = Status.QUEUED) -> Diagnosis:
     """A committed diagnosis with its raw log staged and its unit charged, as intake leaves it."""
     from billing_tiers.services import charge_quota

@@ -65,3 +65,57 @@ def test_an_empty_value_still_exists_with_its_ttl(store):
     assert store.exists(key)
     assert b"".join(store.read(key)) == b""
     assert 0 < store.client.ttl(key) <= 60
+
+
+def _queue_key() -> str:
+    return f"{settings.REDIS_KEY_PREFIX}test-queue-{uuid.uuid4().hex}"
+
+
+def test_a_kept_log_gets_its_ttl_and_its_message_pushed_in_one_round_trip(store, trips):
+    key, queue = _key(), _queue_key()
+    store.write(key, [b"log"], ttl_seconds=60)
+    trips.clear()
+
+    assert store.expire_and_push(key, 3600, queue, '{"task": 1}') is True
+
+    assert trips == [["EVALSHA"]]
+    assert 60 < store.client.ttl(key) <= 3600
+    assert store.client.lrange(queue, 0, -1) == [b'{"task": 1}']
+    store.client.delete(key, queue)
+
+
+def test_no_message_is_pushed_for_a_log_that_is_gone(store):
+    key, queue = _key(), _queue_key()
+
+    assert store.expire_and_push(key, 3600, queue, '{"task": 1}') is False
+
+    assert not store.client.exists(key)
+    assert not store.client.exists(queue)
+
+
+def test_the_script_is_sent_again_to_a_restarted_redis(tmp_path):
+    from tests.e2e.stack import OwnRedis
+
+    own = OwnRedis(tmp_path)  # restarted: not the shared server other runs use
+    own.start()
+    try:
+        store = RedisStagingStore(own.url)
+        store.write("raw:1", [b"log"], ttl_seconds=60)
+        assert store.expire_and_push("raw:1", 3600, "queue", "m") is True
+        own.kill()
+        own.start()  # the same port, empty: no log, and no script
+        store.write("raw:2", [b"log"], ttl_seconds=60)
+
+        assert store.expire_and_push("raw:2", 3600, "queue", "m") is True
+        assert store.client.lrange("queue", 0, -1) == [b"m"]
+    finally:
+        own.kill()
+
+
+def test_the_embedded_store_has_no_queue_to_push_to():
+    from diagnosis.staging import MemoryStagingStore
+
+    memory = MemoryStagingStore()
+    memory.write("k", [b"log"], ttl_seconds=60)
+    with pytest.raises(NotImplementedError):
+        memory.expire_and_push("k", 60, "queue", "m")
