@@ -16,11 +16,14 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.actors import client_address
+from config import ratelimit
+from config.ratelimit import Window
 
 
 class FailedTokens(SimpleRateThrottle):
-    """The failures from the request's address in the window; `allow_request` only reads them
-    (a request is counted by `record_failure`, and only when its token is refused)."""
+    """The failures from the request's address in the window (a log of config/ratelimit.py,
+    read with a submission's burst limits by diagnosis/throttles.py); a request is counted by
+    `record_failure`, and only when its token is refused."""
 
     scope = "failed-token-auth"
 
@@ -31,25 +34,25 @@ class FailedTokens(SimpleRateThrottle):
     def get_cache_key(self, request: Request, view: Any = None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
 
-    def allow_request(self, request: Request, view: Any = None) -> bool:
-        self.key = self.get_cache_key(request, view)
-        self.now = self.timer()
-        window = self.duration or 0
-        self.history = [t for t in self.cache.get(self.key, []) if t > self.now - window]
-        return self.num_requests is None or len(self.history) < self.num_requests
+    def window(self, request: Request) -> Window:
+        return Window(self.get_cache_key(request), self.num_requests, self.duration or 0)
 
 
 def refuse_if_too_many_failures(request: Request) -> None:
     throttle = FailedTokens()
-    if not throttle.allow_request(request):
-        raise exceptions.Throttled(wait=throttle.wait())
+    window = throttle.window(request)
+    now = throttle.timer()
+    try:
+        ratelimit.count([], now, gate=window)
+    except ratelimit.GateRefused as refused:
+        raise exceptions.Throttled(wait=refused.seen.wait(window, now)) from None
 
 
 def record_failure(request: Request) -> None:
     throttle = FailedTokens()
-    throttle.allow_request(request)
-    throttle.history.insert(0, throttle.now)
-    throttle.cache.set(throttle.key, throttle.history, throttle.duration)
+    window = throttle.window(request)
+    # Every failure is recorded, past the limit too: the log admits all.
+    ratelimit.count([Window(window.key, None, window.seconds)], throttle.timer())
 
 
 # A view that checks the failures together with its own throttles, in one cache round trip,

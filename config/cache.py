@@ -50,3 +50,9 @@ class SharedClientRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = _SharedClientCacheClient
+
+    def redis_client(self) -> Any:
+        """The shared client of the writing pool, for what Django's cache has no method for
+        (config/ratelimit.py's script); keys still go through `make_key`."""
+        django: Any = self  # Django's private attribute, not in its type stubs
+        return django._cache.get_client(write=True)

@@ -7,6 +7,7 @@ deployment sets them in the environment and a test overrides them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.actors import actor_of, client_address
+from config import ratelimit
+from config.ratelimit import Window
 
 
 class _SettingsRateThrottle(SimpleRateThrottle):
@@ -60,6 +63,20 @@ class GateRefused(Exception):
         self.wait = wait
 
 
+def window_of(throttle: SimpleRateThrottle, request: Request, view: Any) -> Window | None:
+    """The log `throttle` keeps for `request` (config/ratelimit.py); None if it has no rate or
+    does not apply to the request (a visitor has no organisation)."""
+    if throttle.rate is None:
+        return None
+    key = throttle.get_cache_key(request, view)
+    if key is None:
+        return None
+    # Set from the rate by the throttle's constructor (not in DRF's stubs).
+    limit: int = throttle.num_requests  # type: ignore[attr-defined]
+    seconds: int = throttle.duration  # type: ignore[attr-defined]
+    return Window(key, limit, seconds)
+
+
 def throttle_waits(
     throttles: Sequence[SimpleRateThrottle],
     request: Request,
@@ -67,51 +84,30 @@ def throttle_waits(
     *,
     gate: SimpleRateThrottle | None = None,
 ) -> list[float | None]:
-    """DRF's `check_throttles` for several cache-counted throttles, in two cache round trips.
+    """DRF's `check_throttles` for several sliding-window throttles, in one round trip to Redis
+    (config/ratelimit.py; two cache round trips without Redis).
 
     Each throttle counts and decides as its own `allow_request` would (a refused one records
-    nothing, an admitted one records the request even if another refuses it); their histories
-    are read in one `get_many` and the admitted ones written back in one `set_many`, instead of
-    a get and a set per throttle. Returns the waits of those that refuse. The write keeps every
-    history for the longest of their windows: a history is cut to its own window each time it is
-    read, so a key that outlives its window only holds times that no longer count.
-
-    The `gate`'s history is read in the same `get_many` but never written (failed token
-    authentications: only failures count, elsewhere); past its rate it raises GateRefused before
+    nothing, an admitted one records the request even if another refuses it). Returns the waits
+    of those that refuse. The `gate`'s log (failed token authentications: only failures count,
+    elsewhere) is read with them but never added to; past its rate it raises GateRefused before
     anything is counted, as if it had been checked first on its own.
     """
-    counted: list[tuple[SimpleRateThrottle, str]] = []
-    for throttle in [gate, *throttles] if gate is not None else throttles:
-        if throttle.rate is None:
-            continue
-        key = throttle.get_cache_key(request, view)
-        if key is not None:
-            counted.append((throttle, key))
-    if not counted:
-        return []
-    cache = counted[0][0].cache
-    histories = cache.get_many([key for _, key in counted])
-    waits: list[float | None] = []
-    admitted: dict[str, list[float]] = {}
-    keep_for = 0
-    for throttle, key in counted:
-        # Set from the rate by the throttle's constructor (not in DRF's stubs).
-        num_requests: int = throttle.num_requests  # type: ignore[attr-defined]
-        duration: int = throttle.duration  # type: ignore[attr-defined]
-        throttle.key = key
-        throttle.now = throttle.timer()
-        throttle.history = [t for t in histories.get(key, []) if t > throttle.now - duration]
-        refused = len(throttle.history) >= num_requests
-        if throttle is gate:
-            if refused:
-                raise GateRefused(throttle.wait())
-            continue
-        if refused:
-            waits.append(throttle.wait())
-            continue
-        throttle.history.insert(0, throttle.now)
-        admitted[key] = throttle.history
-        keep_for = max(keep_for, duration)
-    if admitted:
-        cache.set_many(admitted, keep_for)
-    return waits
+    clock = throttles[0] if throttles else gate
+    now = clock.timer() if clock is not None else time.time()  # DRF's clock, as theirs
+    counted = [
+        (throttle, window)
+        for throttle in throttles
+        if (window := window_of(throttle, request, view)) is not None
+    ]
+    gate_window = window_of(gate, request, view) if gate is not None else None
+    try:
+        seen = ratelimit.count([window for _, window in counted], now, gate=gate_window)
+    except ratelimit.GateRefused as refused:
+        assert gate_window is not None
+        raise GateRefused(refused.seen.wait(gate_window, now)) from None
+    return [
+        found.wait(window, now)
+        for (_, window), found in zip(counted, seen, strict=True)
+        if not found.admits(window)
+    ]

@@ -1,0 +1,159 @@
+"""The request logs behind the sliding-window throttles of hot paths: counted in Redis by one
+script, atomically, or in the cache as DRF keeps them.
+
+DRF's SimpleRateThrottle keeps each key's log (the times of its requests in the window) as a
+pickled list in the cache, which every request reads, trims and writes back whole: two round
+trips, a list as long as the rate, and two requests at once may both read the same log and one
+count is lost. With Redis as the cache, a log is a sorted set of request times instead, and
+`count` trims, counts and adds to every log of a request in one Lua script: one round trip,
+nothing lost between concurrent requests. Without Redis (the embedded mode, Django's local-memory
+cache) the logs are the cache's lists, read and written as DRF does.
+
+The throttles themselves stay DRF's (their rates, keys and `Throttled` answers): this is their
+storage, for the submission's burst limits and failed API tokens (diagnosis/throttles.py,
+accounts/throttles.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from django.core.cache import caches
+
+from config.cache import SharedClientRedisCache
+
+
+@dataclass(frozen=True)
+class Window:
+    """A log to read or count into: its cache key, how many requests it admits, over how long;
+    limit None admits every request (a log that only records, such as failures)."""
+
+    key: str
+    limit: int | None
+    seconds: int
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A log as the request found it: the requests still in its window, the oldest one's time."""
+
+    count: int
+    oldest: float | None
+
+    def admits(self, window: Window) -> bool:
+        return window.limit is None or self.count < window.limit
+
+    def wait(self, window: Window, now: float) -> float | None:
+        """Seconds until the next request is likely admitted, as DRF's SimpleRateThrottle.wait."""
+        if window.limit is None:
+            return None
+        remaining = window.seconds - (now - self.oldest) if self.oldest else window.seconds
+        available = window.limit - self.count + 1
+        return remaining / available if available > 0 else None
+
+
+class GateRefused(Exception):
+    """The gate's log was full: nothing was counted."""
+
+    def __init__(self, seen: Seen) -> None:
+        super().__init__(seen)
+        self.seen = seen
+
+
+def count(counted: Sequence[Window], now: float, *, gate: Window | None = None) -> list[Seen]:
+    """Each counted log as the request found it; the request is added to those that admit it
+    (an admitted one counts it even if another refuses), never to a refusing one.
+
+    The `gate`'s log is only read; when it is full, GateRefused is raised and nothing counted.
+    """
+    default = caches["default"]
+    if isinstance(default, SharedClientRedisCache):
+        return _count_in_redis(default, counted, now, gate)
+    return _count_in_cache(default, counted, now, gate)
+
+
+# KEYS: the logs, the gate's first if any. ARGV: now, this request's member, 1 if there is a
+# gate, then each log's limit (-1: none) and window in seconds. Returns each log's count and its
+# oldest time (a string: Lua numbers come back as integers), or {-1, count, oldest} for a full
+# gate. A request's times are scores; its member is unique, so two at the same time both count.
+_COUNT = """
+local now = tonumber(ARGV[1])
+local gated = ARGV[3] == '1'
+local seen = {}
+for i, key in ipairs(KEYS) do
+    local limit = tonumber(ARGV[2 + 2 * i])
+    local window = tonumber(ARGV[3 + 2 * i])
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    local n = redis.call('ZCARD', key)
+    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2] or ''
+    if i == 1 and gated then
+        if limit >= 0 and n >= limit then
+            return {-1, n, oldest}
+        end
+    elseif limit < 0 or n < limit then
+        redis.call('ZADD', key, now, ARGV[2])
+        redis.call('EXPIRE', key, window)
+    end
+    seen[#seen + 1] = n
+    seen[#seen + 1] = oldest
+end
+return seen
+"""
+
+
+@cache
+def _script(client: Any) -> Any:
+    return client.register_script(_COUNT)
+
+
+def _count_in_redis(
+    default: SharedClientRedisCache, counted: Sequence[Window], now: float, gate: Window | None
+) -> list[Seen]:
+    windows = [gate, *counted] if gate is not None else list(counted)
+    if not windows:
+        return []
+    client = default.redis_client()
+    args: list[Any] = [repr(now), uuid.uuid4().hex, 1 if gate is not None else 0]
+    for window in windows:
+        args += [-1 if window.limit is None else window.limit, window.seconds]
+    reply = _script(client)(keys=[default.make_key(w.key) for w in windows], args=args)
+    if reply[0] == -1:
+        raise GateRefused(_seen(reply[1], reply[2]))
+    seen = [_seen(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
+    return seen[1:] if gate is not None else seen
+
+
+def _seen(count: int, oldest: bytes | str) -> Seen:
+    return Seen(int(count), float(oldest) if oldest else None)
+
+
+def _count_in_cache(
+    default: Any, counted: Sequence[Window], now: float, gate: Window | None
+) -> list[Seen]:
+    """DRF's way, for every log in one `get_many` and one `set_many`: each log is the list of
+    its times, newest first, trimmed to its window when read, kept for the longest window."""
+    windows = [gate, *counted] if gate is not None else list(counted)
+    if not windows:
+        return []
+    logs = default.get_many([window.key for window in windows])
+    seen: list[Seen] = []
+    admitted: dict[str, list[float]] = {}
+    keep_for = 0
+    for window in windows:
+        log = [t for t in logs.get(window.key, []) if t > now - window.seconds]
+        found = Seen(len(log), log[-1] if log else None)
+        if window is gate:
+            if not found.admits(window):
+                raise GateRefused(found)
+            continue
+        seen.append(found)
+        if found.admits(window):
+            admitted[window.key] = [now, *log]
+            keep_for = max(keep_for, window.seconds)
+    if admitted:
+        default.set_many(admitted, keep_for)
+    return seen
