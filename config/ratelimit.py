@@ -105,6 +105,13 @@ return seen
 """
 
 
+def redis_key(default: SharedClientRedisCache, key: str) -> str:
+    """Where the log of `key` lives in Redis: apart from the cache's own keys, so that a value
+    DRF's way (a pickled list, written by a process of an earlier release during a rolling
+    deploy) is never read as a sorted set, nor the other way round."""
+    return default.make_key(f"ratelimit:{key}")
+
+
 @cache
 def _script(client: Any) -> Any:
     return client.register_script(_COUNT)
@@ -120,7 +127,8 @@ def _count_in_redis(
     args: list[Any] = [repr(now), uuid.uuid4().hex, 1 if gate is not None else 0]
     for window in windows:
         args += [-1 if window.limit is None else window.limit, window.seconds]
-    reply = _script(client)(keys=[default.make_key(w.key) for w in windows], args=args)
+    keys = [redis_key(default, window.key) for window in windows]
+    reply = _script(client)(keys=keys, args=args)
     if reply[0] == -1:
         raise GateRefused(_seen(reply[1], reply[2]))
     seen = [_seen(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]

@@ -435,7 +435,8 @@ def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
 def _queued_message(diagnosis_id: uuid.UUID) -> QueuedMessage | None:
     """The new diagnosis' task message, for the staging store to push with the log's TTL; None
     in the embedded mode (Celery runs the task in-process) or when it cannot be made (the
-    broker away: `enqueue_pipeline` is then tried on its own, and the sweeper after it)."""
+    broker away: `enqueue_pipeline` is then tried on its own, and the sweeper after it). The
+    broker is the staging store's Redis: both are REDIS_URL (config/settings.py)."""
     if celery_app.conf.task_always_eager:
         return None
     task = pipeline_from(Status.QUEUED)

@@ -125,7 +125,17 @@ def test_each_log_expires_after_its_own_window() -> None:
     default: Any = caches["default"]
 
     def ttl(window: Window) -> int:
-        return int(default.redis_client().ttl(default.make_key(window.key)))
+        return int(default.redis_client().ttl(ratelimit.redis_key(default, window.key)))
 
     assert 0 < ttl(short) <= 2
     assert 2 < ttl(long) <= 600
+
+
+def test_a_log_kept_drfs_way_by_an_earlier_release_is_not_in_the_way() -> None:
+    """During a rolling deploy a process of the last release still writes DRF's pickled lists:
+    the sorted sets live under keys of their own, so neither is read as the other."""
+    window, now = _window(limit=2), time.time()
+    caches["default"].set(window.key, [now - 1], 60)
+
+    assert ratelimit.count([window], now)[0].count == 0
+    assert caches["default"].get(window.key) == [now - 1]

@@ -11,6 +11,7 @@ from django.core.cache import caches
 from django.test import override_settings
 from rest_framework.throttling import SimpleRateThrottle
 
+from config import ratelimit
 from config.problems import PROBLEM_CONTENT_TYPE
 from tests.diagnosis.logs import OOM_LOG
 from tests.redis_trips import redis_round_trips
@@ -87,7 +88,7 @@ def test_limits_of_different_windows_are_counted_together_and_each_keeps_its_own
     default: Any = caches["default"]
 
     def ttl(key: str) -> int:
-        return int(default.redis_client().ttl(default.make_key(key)))
+        return int(default.redis_client().ttl(ratelimit.redis_key(default, key)))
 
     assert 0 < ttl(f"throttle_submissions-address_{address}") <= 1
     assert 1 < ttl(f"throttle_submissions-organization_{acme.pk}") <= 60
