@@ -62,7 +62,14 @@ from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest, idempotency_key_digest, submission_facts
 from diagnosis.stages import STAGES, may_claim, stage_of, stages_from, status_after
-from diagnosis.staging import MASKED, RAW, get_store, staged_id, staging_key
+from diagnosis.staging import (
+    MASKED,
+    RAW,
+    RedisStagingStore,
+    get_store,
+    staged_id,
+    staging_key,
+)
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
 from rootcause.masking.masker import WHEN_NEEDED
@@ -400,18 +407,20 @@ def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
     """After the row commits: the staged log gets its backstop TTL, and the chain is enqueued.
 
     With a broker, both in one round trip to Redis, the message only if the log is still there
-    (`StagingStore.expire_and_push`). If the log is already gone (Redis restarted since it was
-    staged), the diagnosis is failed and refunded at once and the caller gets a 503, never a 202
-    for a log that was not kept. If only the enqueue fails (the message could not be made), the
-    log and the row are kept, and the row is marked due for the stuck sweeper's next round
-    (`_due_for_the_sweeper`), which enqueues it again.
+    (`RedisStagingStore.expire_and_push`; the embedded mode has no queue: its tasks run here).
+    If the log is already gone (Redis restarted since it was staged), the diagnosis is failed
+    and refunded at once and the caller gets a 503, never a 202 for a log that was not kept. If
+    only the enqueue fails (the message could not be made), the log and the row are kept, and
+    the row is marked due for the stuck sweeper's next round (`_due_for_the_sweeper`), which
+    enqueues it again.
     """
     store = get_store(settings.REDIS_URL)
     ttl = settings.ROOTCAUSE_RAW_TTL_SECONDS
-    message = _queued_message(diagnosis_id)
+    broker = store if isinstance(store, RedisStagingStore) else None
+    message = _queued_message(diagnosis_id) if broker is not None else None
     try:
-        if message is not None:
-            kept = store.expire_and_push(raw_key, ttl, message.key, message.payload)
+        if broker is not None and message is not None:
+            kept = broker.expire_and_push(raw_key, ttl, message.key, message.payload)
         else:
             kept = store.expire(raw_key, ttl)
     except redis.RedisError:

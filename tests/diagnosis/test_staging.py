@@ -110,12 +110,3 @@ def test_the_script_is_sent_again_to_a_restarted_redis(tmp_path):
         assert store.client.lrange("queue", 0, -1) == [b"m"]
     finally:
         own.kill()
-
-
-def test_the_embedded_store_has_no_queue_to_push_to():
-    from diagnosis.staging import MemoryStagingStore
-
-    memory = MemoryStagingStore()
-    memory.write("k", [b"log"], ttl_seconds=60)
-    with pytest.raises(NotImplementedError):
-        memory.expire_and_push("k", 60, "queue", "m")
