@@ -40,12 +40,10 @@ class FailedTokens(SimpleRateThrottle):
 
 def refuse_if_too_many_failures(request: Request) -> None:
     throttle = FailedTokens()
-    window = throttle.window(request)
-    now = throttle.timer()
     try:
-        ratelimit.count([], now, gate=window)
+        ratelimit.count([], throttle.timer(), gate=throttle.window(request))
     except ratelimit.GateRefused as refused:
-        raise exceptions.Throttled(wait=refused.seen.wait(window, now)) from None
+        raise exceptions.Throttled(wait=refused.wait) from None
 
 
 def record_failure(request: Request) -> None:

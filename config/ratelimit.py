@@ -57,11 +57,12 @@ class Seen:
 
 
 class GateRefused(Exception):
-    """The gate's log was full: nothing was counted."""
+    """The gate's log was full: nothing was counted. `wait` as DRF's throttle would tell it."""
 
-    def __init__(self, seen: Seen) -> None:
-        super().__init__(seen)
+    def __init__(self, seen: Seen, wait: float | None) -> None:
+        super().__init__(seen, wait)
         self.seen = seen
+        self.wait = wait
 
 
 def count(counted: Sequence[Window], now: float, *, gate: Window | None = None) -> list[Seen]:
@@ -70,10 +71,19 @@ def count(counted: Sequence[Window], now: float, *, gate: Window | None = None) 
 
     The `gate`'s log is only read; when it is full, GateRefused is raised and nothing counted.
     """
+    windows = [gate, *counted] if gate is not None else list(counted)
+    if not windows:
+        return []
     default = caches["default"]
     if isinstance(default, SharedClientRedisCache):
-        return _count_in_redis(default, counted, now, gate)
-    return _count_in_cache(default, counted, now, gate)
+        seen = _count_in_redis(default, windows, now, gated=gate is not None)
+    else:
+        seen = _count_in_cache(default, windows, now, gated=gate is not None)
+    if gate is None:
+        return seen
+    if not seen[0].admits(gate):
+        raise GateRefused(seen[0], seen[0].wait(gate, now))
+    return seen[1:]
 
 
 # KEYS: the logs, the gate's first if any. ARGV: now, this request's member, 1 if there is a
@@ -118,48 +128,40 @@ def _script(client: Any) -> Any:
 
 
 def _count_in_redis(
-    default: SharedClientRedisCache, counted: Sequence[Window], now: float, gate: Window | None
+    default: SharedClientRedisCache, windows: list[Window], now: float, *, gated: bool
 ) -> list[Seen]:
-    windows = [gate, *counted] if gate is not None else list(counted)
-    if not windows:
-        return []
-    client = default.redis_client()
-    args: list[Any] = [repr(now), uuid.uuid4().hex, 1 if gate is not None else 0]
+    """Every log as the script found it; for a full gate, the gate's alone (nothing counted)."""
+    args: list[Any] = [repr(now), uuid.uuid4().hex, 1 if gated else 0]
     for window in windows:
         args += [-1 if window.limit is None else window.limit, window.seconds]
     keys = [redis_key(default, window.key) for window in windows]
-    reply = _script(client)(keys=keys, args=args)
+    reply = _script(default.redis_client())(keys=keys, args=args)
     if reply[0] == -1:
-        raise GateRefused(_seen(reply[1], reply[2]))
-    seen = [_seen(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
-    return seen[1:] if gate is not None else seen
+        return [_seen(reply[1], reply[2])]
+    return [_seen(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
 
 
 def _seen(count: int, oldest: bytes | str) -> Seen:
     return Seen(int(count), float(oldest) if oldest else None)
 
 
-def _count_in_cache(
-    default: Any, counted: Sequence[Window], now: float, gate: Window | None
-) -> list[Seen]:
+def _count_in_cache(default: Any, windows: list[Window], now: float, *, gated: bool) -> list[Seen]:
     """DRF's way, for every log in one `get_many` and one `set_many`: each log is the list of
-    its times, newest first, trimmed to its window when read, kept for the longest window."""
-    windows = [gate, *counted] if gate is not None else list(counted)
-    if not windows:
-        return []
+    its times, newest first, trimmed to its window when read, kept for the longest window.
+    The gate (the first window, when `gated`) is only read; when it is full, nothing is counted
+    and only its log is returned."""
     logs = default.get_many([window.key for window in windows])
     seen: list[Seen] = []
     admitted: dict[str, list[float]] = {}
     keep_for = 0
-    for window in windows:
+    for index, window in enumerate(windows):
         log = [t for t in logs.get(window.key, []) if t > now - window.seconds]
         found = Seen(len(log), log[-1] if log else None)
-        if window is gate:
-            if not found.admits(window):
-                raise GateRefused(found)
-            continue
         seen.append(found)
-        if found.admits(window):
+        if gated and index == 0:
+            if not found.admits(window):
+                return seen
+        elif found.admits(window):
             admitted[window.key] = [now, *log]
             keep_for = max(keep_for, window.seconds)
     if admitted:

@@ -44,6 +44,7 @@ from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
 from billing_tiers.entitlements import Entitlements
 from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers
 from config.problems import ApplicationError, PayloadTooLarge
+from config.ratelimit import GateRefused
 from diagnosis import selectors, services
 from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
@@ -58,7 +59,6 @@ from diagnosis.serializers import (
 )
 from diagnosis.services import JobMetadata
 from diagnosis.throttles import (
-    GateRefused,
     SubmissionsPerAddress,
     SubmissionsPerOrganization,
     throttle_waits,

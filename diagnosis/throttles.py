@@ -55,14 +55,6 @@ class SubmissionsPerOrganization(_SettingsRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": organization.pk}
 
 
-class GateRefused(Exception):
-    """The `gate` of `throttle_waits` refused: nothing was counted."""
-
-    def __init__(self, wait: float | None) -> None:
-        super().__init__(wait)
-        self.wait = wait
-
-
 def window_of(throttle: SimpleRateThrottle, request: Request, view: Any) -> Window | None:
     """The log `throttle` keeps for `request` (config/ratelimit.py); None if it has no rate or
     does not apply to the request (a visitor has no organisation)."""
@@ -90,8 +82,9 @@ def throttle_waits(
     Each throttle counts and decides as its own `allow_request` would (a refused one records
     nothing, an admitted one records the request even if another refuses it). Returns the waits
     of those that refuse. The `gate`'s log (failed token authentications: only failures count,
-    elsewhere) is read with them but never added to; past its rate it raises GateRefused before
-    anything is counted, as if it had been checked first on its own.
+    elsewhere) is read with them but never added to; past its rate it raises
+    config.ratelimit.GateRefused before anything is counted, as if it had been checked first on
+    its own.
     """
     clock = throttles[0] if throttles else gate
     now = clock.timer() if clock is not None else time.time()  # DRF's clock, as theirs
@@ -101,11 +94,7 @@ def throttle_waits(
         if (window := window_of(throttle, request, view)) is not None
     ]
     gate_window = window_of(gate, request, view) if gate is not None else None
-    try:
-        seen = ratelimit.count([window for _, window in counted], now, gate=gate_window)
-    except ratelimit.GateRefused as refused:
-        assert gate_window is not None
-        raise GateRefused(refused.seen.wait(gate_window, now)) from None
+    seen = ratelimit.count([window for _, window in counted], now, gate=gate_window)
     return [
         found.wait(window, now)
         for (_, window), found in zip(counted, seen, strict=True)
