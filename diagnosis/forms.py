@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from diagnosis.models import Diagnosis
+from diagnosis.pipeline.stage import status_choices
 from diagnosis.selectors import HistoryFilters
 
 
@@ -31,8 +31,9 @@ class HistoryFilterForm(forms.Form):
     """The history page's filters, named like the API's query parameters."""
 
     failure = forms.ChoiceField(label="Failure", required=False)
+    # Called when the form is made: the stage table's statuses (diagnosis/pipeline/table.py).
     status = forms.ChoiceField(
-        label="Status", required=False, choices=[("", "any"), *Diagnosis.Status.choices]
+        label="Status", required=False, choices=lambda: [("", "any"), *status_choices()]
     )
     created_after = forms.DateField(
         label="On or after", required=False, widget=forms.DateInput(attrs={"type": "date"})

@@ -24,7 +24,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from diagnosis.models import Diagnosis, WebhookDelivery
-from diagnosis.stages import STAGES
+from diagnosis.pipeline.table import active_statuses, stages
 
 
 class SharedCounter:
@@ -142,13 +142,13 @@ def _stage_histogram() -> HistogramMetricFamily:
         "Seconds each run of a pipeline stage took, by stage (observed by the workers).",
         labels=["stage"],
     )
-    for stage in STAGES:
-        figures = _stage_figures(stage.status.value)
+    for stage in stages():
+        figures = _stage_figures(stage.status)
         cumulative, buckets = 0.0, []
         for bound in (*map(str, STAGE_BUCKETS), "+Inf"):
             cumulative += figures.get(bound, 0.0)
             buckets.append((bound, cumulative))
-        histogram.add_metric([stage.status.value], buckets, figures.get("sum", 0.0))
+        histogram.add_metric([stage.status], buckets, figures.get("sum", 0.0))
     return histogram
 
 
@@ -190,13 +190,13 @@ class DatabaseCollector(Collector):
             "rootcause_diagnoses_active", "Diagnoses in each active stage.", labels=["stage"]
         )
         counts = dict(
-            Diagnosis.objects.filter(status__in=Diagnosis.ACTIVE_STATUSES)
+            Diagnosis.objects.filter(status__in=active_statuses())
             .values_list("status")
             .annotate(n=Count("id"))
             .order_by()
         )
-        for status in Diagnosis.ACTIVE_STATUSES:
-            active.add_metric([status.value], counts.get(status.value, 0))
+        for status in active_statuses():
+            active.add_metric([status], counts.get(status, 0))
         yield active
 
         outbox = GaugeMetricFamily(

@@ -174,8 +174,11 @@ def wait_until_finished(diagnosis: Diagnosis, *, seconds: float) -> Diagnosis:
     """
     deadline = time.monotonic() + min(max(seconds, 0.0), MAX_WAIT_SECONDS)
     pause = POLL_FIRST_SECONDS
+    # Imported here: the stage table's runners read this module (stored_result).
+    from diagnosis.pipeline.table import is_active
+
     status = diagnosis.status
-    while status in Diagnosis.ACTIVE_STATUSES:
+    while is_active(status):
         left = deadline - time.monotonic()
         if left <= 0:
             break

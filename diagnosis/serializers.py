@@ -19,6 +19,7 @@ from rest_framework import serializers
 from config.serializers import FieldsBoundOnce
 from diagnosis import selectors
 from diagnosis.models import Diagnosis
+from diagnosis.pipeline.stage import status_choices
 from diagnosis.recurrence import recurrence_of
 from diagnosis.selectors import HistoryFilters
 from diagnosis.services import JobMetadata
@@ -49,7 +50,7 @@ class DiagnosisSerializer(FieldsBoundOnce):
     none reads the context, which only `to_representation` below does)."""
 
     id = serializers.UUIDField()
-    status = serializers.ChoiceField(choices=Diagnosis.Status.choices)
+    status = serializers.ChoiceField(choices=status_choices())
     progress = serializers.IntegerField(help_text="Percent of the pipeline done.")
     failure_reason = serializers.CharField(
         required=False, help_text="Why the diagnosis failed on our side; only when it failed."
@@ -189,7 +190,7 @@ class HistoryFilterSerializer(serializers.Serializer):
     """The filters of the history list, from the query string."""
 
     failure = serializers.SlugField(required=False, help_text="A failure class's slug.")
-    status = serializers.ChoiceField(choices=Diagnosis.Status.choices, required=False)
+    status = serializers.ChoiceField(choices=status_choices(), required=False)
     created_after = serializers.DateTimeField(
         required=False, help_text="ISO 8601 date or date-time (UTC if no offset); inclusive."
     )

@@ -28,6 +28,13 @@ READ_CHUNK = 1 << 20
 RAW = "raw"
 MASKED = "masked"
 
+# The failure reason of a diagnosis whose staged value Redis lost (a restart without its data):
+# the stage that finds it gone and the staging sweeper both give it.
+LOST_IN_OUTAGE = (
+    "the log was lost in an outage of our staging store before it could be diagnosed; "
+    "please submit it again (this one was not counted)"
+)
+
 
 def staging_key(kind: str, diagnosis_id: object) -> str:
     return f"{settings.REDIS_KEY_PREFIX}{kind}:{diagnosis_id}"

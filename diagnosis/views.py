@@ -27,8 +27,8 @@ from diagnosis.forms import DiagnoseForm, HistoryFilterForm
 from diagnosis.intake import gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
+from diagnosis.pipeline.table import is_active, stages, stages_from
 from diagnosis.selectors import HistoryFilters
-from diagnosis.stages import STAGES, stages_from
 from encyclopedia.selectors import list_entries
 
 
@@ -141,11 +141,11 @@ def _stage_list(status: str) -> list[tuple[str, str, str]]:
     ahead = {stage.status for stage in stages_from(status)}
     return [
         (
-            stage.status.value,
+            stage.status,
             stage.label,
             "current" if stage.status == status else "" if stage.status in ahead else "done",
         )
-        for stage in STAGES
+        for stage in stages()
     ]
 
 
@@ -161,14 +161,14 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
     if key:
         permalink += f"?key={key}"
         poll_url += f"&key={key}"
-    labels = {"queued": "Waiting for a worker", **{s.status.value: s.label for s in STAGES}}
+    labels = {"queued": "Waiting for a worker", **{s.status: s.label for s in stages()}}
     return render(
         request,
         "diagnosis/detail.html",
         {
             "diagnosis": diagnosis,
             "result": result,
-            "active": diagnosis.status in Diagnosis.ACTIVE_STATUSES,
+            "active": is_active(diagnosis.status),
             "anonymous": diagnosis.organization_id is None,
             "stage_label": labels.get(diagnosis.status, ""),
             "stages": _stage_list(diagnosis.status),

@@ -416,7 +416,7 @@ class Rows:
 
 def rows_of(ids: list[str]) -> Rows:
     from diagnosis.models import Diagnosis
-    from diagnosis.stages import FINAL_STATUSES
+    from diagnosis.pipeline.stage import FINAL_STATUSES
 
     final: dict[str, tuple[str, float | None, str]] = {}
     active: dict[str, str] = {}

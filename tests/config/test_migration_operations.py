@@ -16,6 +16,8 @@ from tests.worker import database_url
 
 pytestmark = pytest.mark.e2e  # migrates a whole database: some seconds
 
+# 0009's index, which 0011 replaces (by diagnosis_unfinished_updated): the operation is tested
+# up to 0010.
 INDEX = "diagnosis_active_updated"
 
 
@@ -31,12 +33,12 @@ def database() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _index(url: str) -> Any:
+def _index(url: str, name: str = INDEX) -> Any:
     with psycopg.connect(url) as conn:
         return conn.execute(
             "SELECT i.indisvalid, pg_get_indexdef(i.indexrelid) FROM pg_index i"
             " JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = %s",
-            [INDEX],
+            [name],
         ).fetchone()
 
 
@@ -46,7 +48,7 @@ def _migrate(url: str, *target: str) -> None:
 
 
 def test_the_index_is_built_concurrently_undone_and_rebuilt_over_an_invalid_leftover(database):
-    _migrate(database)
+    _migrate(database, "diagnosis", "0010")
     valid, definition = _index(database)
     assert valid
     assert "WHERE" in definition
@@ -61,8 +63,20 @@ def test_the_index_is_built_concurrently_undone_and_rebuilt_over_an_invalid_left
         conn.execute(
             "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [INDEX]
         )
-    _migrate(database)
+    _migrate(database, "diagnosis", "0010")
 
     valid, definition = _index(database)
     assert valid
     assert "WHERE" in definition
+
+
+def test_the_sweepers_index_is_named_by_what_is_finished(database):
+    _migrate(database)
+
+    assert _index(database) is None
+    valid, definition = _index(database, "diagnosis_unfinished_updated")
+    assert valid
+    assert "WHERE" in definition
+    assert "done" in definition
+    assert "failed" in definition
+    assert "queued" not in definition

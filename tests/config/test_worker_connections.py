@@ -12,7 +12,6 @@ from celery.fixups.django import DjangoWorkerFixup  # type: ignore[attr-defined]
 from django import db
 
 from config.celery import DB_REUSE_MAX, app
-from diagnosis.stages import Status
 from workers.tasks import STAGE_TASKS
 
 
@@ -38,7 +37,7 @@ def connection(monkeypatch: pytest.MonkeyPatch) -> _Connection:
 def _run_tasks(count: int, *, is_eager: bool) -> None:
     """What a worker does around each task: Celery's Django fix-up, then the task signals."""
     fixup = DjangoWorkerFixup(app)
-    task = STAGE_TASKS[Status.MASKING]
+    task = STAGE_TASKS["masking"]
     task.push_request(is_eager=is_eager)
     try:
         for _ in range(count):

@@ -21,6 +21,7 @@ from config.problems import UploadTimeout
 from config.wsgi import DeadlineInput
 from diagnosis import services
 from diagnosis.models import Diagnosis
+from diagnosis.services import submission, upkeep
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from tests.diagnosis.logs import OOM_LOG
 
@@ -58,15 +59,15 @@ def test_a_log_is_staged_with_a_short_ttl_that_becomes_the_backstop_once_its_row
     acme_api, django_capture_on_commit_callbacks, monkeypatch
 ):
     # The pipeline is not run here: only what intake leaves in Redis is looked at.
-    monkeypatch.setattr(services, "enqueue_pipeline", lambda *args: None)
+    monkeypatch.setattr(submission, "enqueue_pipeline", lambda *args: None)
     seen: list[int] = []
-    original = services._keep_and_enqueue
+    original = submission._keep_and_enqueue
 
     def spy(diagnosis_id: uuid.UUID, raw_key: str) -> None:
         seen.append(cast(int, _client().ttl(raw_key)))  # before the row's commit takes effect
         original(diagnosis_id, raw_key)
 
-    monkeypatch.setattr(services, "_keep_and_enqueue", spy)
+    monkeypatch.setattr(submission, "_keep_and_enqueue", spy)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
@@ -80,13 +81,13 @@ def test_a_log_is_staged_with_a_short_ttl_that_becomes_the_backstop_once_its_row
 def test_a_log_lost_before_its_row_committed_is_a_503_and_the_diagnosis_is_refunded(
     acme_api, acme, monkeypatch
 ):
-    original = services._keep_and_enqueue
+    original = submission._keep_and_enqueue
 
     def redis_restarted_meanwhile(diagnosis_id: uuid.UUID, raw_key: str) -> None:
         _client().delete(raw_key)
         original(diagnosis_id, raw_key)
 
-    monkeypatch.setattr(services, "_keep_and_enqueue", redis_restarted_meanwhile)
+    monkeypatch.setattr(submission, "_keep_and_enqueue", redis_restarted_meanwhile)
     response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
     assert response.status_code == 503
@@ -104,14 +105,14 @@ def test_a_diagnosis_whose_message_was_not_published_is_enqueued_by_the_next_swe
     def broker_away(diagnosis_id: uuid.UUID, status: str) -> None:
         raise redis.ConnectionError("Redis went away between the commit and the publication")
 
-    monkeypatch.setattr(services, "enqueue_pipeline", broker_away)
+    monkeypatch.setattr(submission, "enqueue_pipeline", broker_away)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
     assert response.status_code == 202  # the row and the log were kept
     unpublished = response.json()["id"]
     waiting = _submitted(acme)  # its message is in the queue: not the sweeper's yet
     sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(services, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
+    monkeypatch.setattr(upkeep, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
 
     # The next round, not DIAGNOSIS_STUCK_AFTER_SECONDS later.
     assert services.requeue_stuck_diagnoses() == 1
@@ -119,7 +120,7 @@ def test_a_diagnosis_whose_message_was_not_published_is_enqueued_by_the_next_swe
     assert sent == [(unpublished, Status.QUEUED)]
     assert get_store(settings.REDIS_URL).exists(staging_key(RAW, unpublished))
     # Due is not held: the first worker to get the message claims it.
-    claim = services.claim_stage(diagnosis_id=unpublished, stage=Status.MASKING)
+    claim = services.claim_stage(diagnosis_id=unpublished, stage="masking")
     assert isinstance(claim, services.Claim)
     assert Diagnosis.objects.get(id=waiting.id).lease_expires_at is None
 
@@ -144,7 +145,7 @@ def _publish_refused(diagnosis_id: uuid.UUID, status: str) -> None:
 def test_with_a_broker_the_message_goes_with_the_logs_ttl(
     acme_api, django_capture_on_commit_callbacks, monkeypatch
 ):
-    monkeypatch.setattr(services, "enqueue_pipeline", _publish_refused)
+    monkeypatch.setattr(submission, "enqueue_pipeline", _publish_refused)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
@@ -159,14 +160,14 @@ def test_with_a_broker_the_message_goes_with_the_logs_ttl(
 @pytest.mark.django_db(transaction=True)  # the commit, and what follows it, within the request
 @override_settings(CELERY_TASK_ALWAYS_EAGER=False)
 def test_with_a_broker_a_lost_log_sends_no_message_and_is_refunded(acme_api, acme, monkeypatch):
-    original = services._keep_and_enqueue
+    original = submission._keep_and_enqueue
 
     def redis_restarted_meanwhile(diagnosis_id: uuid.UUID, raw_key: str) -> None:
         _client().delete(raw_key)
         original(diagnosis_id, raw_key)
 
-    monkeypatch.setattr(services, "_keep_and_enqueue", redis_restarted_meanwhile)
-    monkeypatch.setattr(services, "enqueue_pipeline", _publish_refused)
+    monkeypatch.setattr(submission, "_keep_and_enqueue", redis_restarted_meanwhile)
+    monkeypatch.setattr(submission, "enqueue_pipeline", _publish_refused)
     response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
     assert response.status_code == 503
@@ -183,9 +184,9 @@ def test_with_a_broker_a_message_that_cannot_be_made_is_published_apart(
     def broker_away(name: str, args: tuple[str, ...]) -> None:
         raise redis.ConnectionError("Redis went away as the message was made")
 
-    monkeypatch.setattr(services.task_publisher, "message_for", broker_away)
+    monkeypatch.setattr(submission.task_publisher, "message_for", broker_away)
     sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(services, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
+    monkeypatch.setattr(submission, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
@@ -210,13 +211,13 @@ def _submitted(acme, *, status: str = Status.QUEUED) -> Diagnosis:
 @override_settings(TIER_DAILY_DIAGNOSES={**settings.TIER_DAILY_DIAGNOSES, "free": 100})
 def test_the_sweeper_fails_and_refunds_diagnoses_whose_staged_log_was_lost(acme):
     lost = _submitted(acme)
-    lost_while_masking = _submitted(acme, status=Status.MASKING)
+    lost_while_masking = _submitted(acme, status="masking")
     kept = _submitted(acme)
-    matching = _submitted(acme, status=Status.MATCHING)
+    matching = _submitted(acme, status="matching")
     get_store(settings.REDIS_URL).write(
         staging_key(MASKED, matching.id), [b"masked"], ttl_seconds=60
     )
-    remediating = _submitted(acme, status=Status.REMEDIATING)  # needs nothing from Redis
+    remediating = _submitted(acme, status="remediating")  # needs nothing from Redis
     _client().delete(*(staging_key(RAW, d.id) for d in (lost, lost_while_masking, remediating)))
 
     sweep = services.sweep_staging()
@@ -258,19 +259,15 @@ def test_the_sweeper_deletes_staged_logs_no_row_names_once_idle(acme):
 def test_a_claim_whose_outcome_was_lost_is_recognised_by_its_retry(acme):
     diagnosis = _submitted(acme)
     task_id = uuid.uuid4()  # a Celery task keeps its id across retries
-    first = services.claim_stage(
-        diagnosis_id=str(diagnosis.id), stage=Status.MASKING, token=task_id
-    )
+    first = services.claim_stage(diagnosis_id=str(diagnosis.id), stage="masking", token=task_id)
     assert isinstance(first, services.Claim)
     # The UPDATE committed but the worker never learnt it (the connection broke): it retries.
 
-    duplicate = services.claim_stage(
-        diagnosis_id=str(diagnosis.id), stage=Status.MASKING, token=task_id
-    )
+    duplicate = services.claim_stage(diagnosis_id=str(diagnosis.id), stage="masking", token=task_id)
     retry = services.claim_stage(
-        diagnosis_id=str(diagnosis.id), stage=Status.MASKING, token=task_id, resume=True
+        diagnosis_id=str(diagnosis.id), stage="masking", token=task_id, resume=True
     )
-    another = services.claim_stage(diagnosis_id=str(diagnosis.id), stage=Status.MASKING)
+    another = services.claim_stage(diagnosis_id=str(diagnosis.id), stage="masking")
 
     # A redelivered copy of a message may still be running: it waits; the retry resumes.
     assert isinstance(duplicate, services.Busy)

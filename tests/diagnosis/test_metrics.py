@@ -76,11 +76,11 @@ def _stage_counts(client) -> dict[str, float]:
 def test_each_stage_run_is_timed_by_stage_name_only(
     client, acme_api, django_capture_on_commit_callbacks
 ):
-    from diagnosis.stages import STAGES
+    from diagnosis.pipeline.table import STAGES
     from tests.diagnosis.logs import OOM_LOG
 
     before = _stage_counts(client)
-    assert set(before) == {stage.status.value for stage in STAGES}
+    assert set(before) == {stage.status for stage in STAGES}
 
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post("/api/v1/diagnoses", OOM_LOG, content_type="text/plain")

@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from diagnosis import services
 from diagnosis.models import Diagnosis
-from diagnosis.stages import STAGES
+from diagnosis.pipeline.table import STAGES
+from diagnosis.services import lifecycle
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from tests.diagnosis.logs import OOM_LOG
 from tests.manage_command import manage
@@ -125,12 +126,12 @@ def _claim(diagnosis: Diagnosis, stage: str) -> services.Claim:
 
 
 def test_completing_a_stage_claims_the_next_under_the_same_lease(queued: Diagnosis) -> None:
-    claim = dataclasses.replace(_claim(queued, Status.MASKING), then=uuid.uuid4())
+    claim = dataclasses.replace(_claim(queued, "masking"), then=uuid.uuid4())
 
     assert services.complete_stage(claim, fields={"masking_counts": {"EMAIL_ADDRESS": 1}})
 
     queued.refresh_from_db()
-    assert queued.status == Status.MATCHING
+    assert queued.status == "matching"
     assert queued.progress == 40
     assert queued.masking_counts == {"EMAIL_ADDRESS": 1}
     assert queued.lease_token == claim.then
@@ -140,23 +141,23 @@ def test_completing_a_stage_claims_the_next_under_the_same_lease(queued: Diagnos
     following = services.handed_on(claim)
     assert following is not None
     assert following.token == claim.then
-    assert following.diagnosis.status == Status.MATCHING
+    assert following.diagnosis.status == "matching"
     # The next stage is held: another worker is told to wait, as for any claim.
     assert isinstance(
-        services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MATCHING), services.Busy
+        services.claim_stage(diagnosis_id=str(queued.id), stage="matching"), services.Busy
     )
     # The lease of the stage that completed is gone with it.
     assert services.complete_stage(claim) is False
 
 
 def test_a_completion_without_then_leaves_the_next_stage_to_be_claimed(queued: Diagnosis) -> None:
-    claim = _claim(queued, Status.MASKING)
+    claim = _claim(queued, "masking")
 
     assert services.complete_stage(claim)
 
     assert services.handed_on(claim) is None
     queued.refresh_from_db()
-    assert (queued.status, queued.lease_token) == (Status.MATCHING, None)
+    assert (queued.status, queued.lease_token) == ("matching", None)
 
 
 @override_settings(DIAGNOSIS_MAX_ATTEMPTS=1)
@@ -164,14 +165,14 @@ def test_past_the_attempts_cap_the_next_stage_is_not_claimed_and_claim_stage_giv
     queued: Diagnosis,
 ) -> None:
     Diagnosis.objects.filter(pk=queued.pk).update(attempts=len(STAGES) - 1)
-    claim = dataclasses.replace(_claim(queued, Status.MASKING), then=uuid.uuid4())
+    claim = dataclasses.replace(_claim(queued, "masking"), then=uuid.uuid4())
 
     assert services.complete_stage(claim)  # the stage's own work is kept
 
     assert services.handed_on(claim) is None
     queued.refresh_from_db()
-    assert (queued.status, queued.lease_token) == (Status.MATCHING, None)
-    assert services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MATCHING) is None
+    assert (queued.status, queued.lease_token) == ("matching", None)
+    assert services.claim_stage(diagnosis_id=str(queued.id), stage="matching") is None
     queued.refresh_from_db()
     assert queued.status == Status.FAILED
     assert queued.failure_reason == "gave up after repeated worker failures"
@@ -187,7 +188,7 @@ def test_one_message_takes_a_diagnosis_through_every_stage(
         claims.append(kwargs["stage"])
         return claim_stage(**kwargs)
 
-    monkeypatch.setattr(services, "claim_stage", counted)
+    monkeypatch.setattr(lifecycle, "claim_stage", counted)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
@@ -197,7 +198,7 @@ def test_one_message_takes_a_diagnosis_through_every_stage(
     assert diagnosis.attempts == len(STAGES)
     # Only the first stage is claimed by a claim of its own; each later one comes with the
     # completion of the one before.
-    assert claims == [Status.MASKING]
+    assert claims == ["masking"]
     assert not get_store(settings.REDIS_URL).exists(staging_key(RAW, diagnosis.id))
     assert not get_store(settings.REDIS_URL).exists(staging_key(MASKED, diagnosis.id))
 
@@ -210,7 +211,7 @@ def test_a_message_redelivered_after_its_worker_died_resumes_at_the_stage_it_die
     masked = OOM_LOG.replace("janedoe", "<USER_1>").encode()
     get_store(settings.REDIS_URL).write(staging_key(MASKED, queued.id), [masked], ttl_seconds=60)
     Diagnosis.objects.filter(pk=queued.pk).update(
-        status=Status.MATCHING,
+        status="matching",
         progress=40,
         masking_counts={"USERNAME": 1},
         attempts=2,
@@ -219,7 +220,7 @@ def test_a_message_redelivered_after_its_worker_died_resumes_at_the_stage_it_die
     )
 
     # The message is the first stage's: it must not mask again (the raw log is gone) but go on.
-    STAGE_TASKS[Status.MASKING].apply(args=(str(queued.id),))
+    STAGE_TASKS["masking"].apply(args=(str(queued.id),))
 
     queued.refresh_from_db()
     assert queued.status == Status.DONE
@@ -231,7 +232,7 @@ def test_a_message_redelivered_after_its_worker_died_resumes_at_the_stage_it_die
 def test_a_duplicate_message_of_a_finished_diagnosis_does_nothing(queued: Diagnosis) -> None:
     Diagnosis.objects.filter(pk=queued.pk).update(status=Status.DONE, progress=100)
 
-    STAGE_TASKS[Status.MASKING].apply(args=(str(queued.id),))
+    STAGE_TASKS["masking"].apply(args=(str(queued.id),))
 
     queued.refresh_from_db()
     assert (queued.status, queued.attempts) == (Status.DONE, 0)
@@ -246,7 +247,7 @@ def test_the_pipeline_of_an_organisations_diagnosis_does_not_work_out_its_tier(
     diagnosis_id = response.json()["id"]
 
     with CaptureQueriesContext(connection) as queries:
-        STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+        STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
     assert diagnosis.status == Status.DONE
@@ -277,7 +278,7 @@ def test_the_pipeline_reads_its_row_once_and_the_catalogue_version_once(
     diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
 
     with CaptureQueriesContext(connection) as queries:
-        STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+        STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     assert Diagnosis.objects.get(pk=diagnosis_id).status == Status.DONE
     sql = [query["sql"] for query in queries.captured_queries]
@@ -316,17 +317,15 @@ def test_the_stage_durations_of_a_diagnosis_go_to_redis_in_one_round_trip(
     from diagnosis import metrics
 
     diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
-    before = {
-        s.status.value: metrics._stage_figures(s.status.value).get("count", 0) for s in STAGES
-    }
+    before = {s.status: metrics._stage_figures(s.status).get("count", 0) for s in STAGES}
     trips = redis_round_trips(monkeypatch)
 
-    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+    STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     assert Diagnosis.objects.get(pk=diagnosis_id).status == Status.DONE
     (recorded,) = [trip for trip in trips if "HINCRBY" in trip]
     assert recorded == ["HINCRBY", "HINCRBY", "HINCRBYFLOAT"] * len(STAGES)
-    after = {s.status.value: metrics._stage_figures(s.status.value).get("count", 0) for s in STAGES}
+    after = {s.status: metrics._stage_figures(s.status).get("count", 0) for s in STAGES}
     assert all(after[stage] == before[stage] + 1 for stage in before)
 
 
@@ -341,15 +340,15 @@ def test_a_message_redelivered_at_remediation_reads_the_match_from_the_row_and_s
     would_have_stored: list[dict[str, Any]] = []
 
     def lost_at_remediation(claim: services.Claim, **kwargs: Any) -> bool:
-        if claim.diagnosis.status == Status.REMEDIATING and not would_have_stored:
+        if claim.diagnosis.status == "remediating" and not would_have_stored:
             would_have_stored.append(kwargs["fields"]["result"])
             return False
         return complete_stage(claim, **kwargs)
 
-    monkeypatch.setattr(services, "complete_stage", lost_at_remediation)
-    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+    monkeypatch.setattr(lifecycle, "complete_stage", lost_at_remediation)
+    STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
     diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
-    assert diagnosis.status == Status.REMEDIATING
+    assert diagnosis.status == "remediating"
     assert would_have_stored
 
     # Its lease runs out; the message comes again and resumes at remediation, from the row.
@@ -357,7 +356,7 @@ def test_a_message_redelivered_at_remediation_reads_the_match_from_the_row_and_s
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
     with CaptureQueriesContext(connection) as queries:
-        STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+        STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     diagnosis.refresh_from_db()
     assert diagnosis.status == Status.DONE
@@ -376,7 +375,7 @@ def test_an_admin_edit_of_the_catalogue_reaches_the_next_diagnosis(
     from encyclopedia.services import update_entry
 
     first = Diagnosis.objects.get(pk=_submitted(acme_api, django_capture_on_commit_callbacks))
-    STAGE_TASKS[Status.MASKING].apply(args=(str(first.id),))
+    STAGE_TASKS["masking"].apply(args=(str(first.id),))
     first.refresh_from_db()
     assert first.catalogue_version == catalogue.current_version()
 
@@ -388,7 +387,7 @@ def test_an_admin_edit_of_the_catalogue_reaches_the_next_diagnosis(
 
     # The worker's engine was compiled for the old catalogue; the next diagnosis uses the new one.
     second = Diagnosis.objects.get(pk=_submitted(acme_api, django_capture_on_commit_callbacks))
-    STAGE_TASKS[Status.MASKING].apply(args=(str(second.id),))
+    STAGE_TASKS["masking"].apply(args=(str(second.id),))
     second.refresh_from_db()
     assert second.status == Status.DONE
     assert second.catalogue_version == catalogue.current_version()
@@ -397,7 +396,7 @@ def test_an_admin_edit_of_the_catalogue_reaches_the_next_diagnosis(
     assert first.result["remediation"]["steps"][0] != "Edited by an admin just now."
 
 
-# The claims and completions are SQL of their own (services._update_diagnosis): the embedded mode
+# The claims and completions are SQL of their own (lifecycle._update_diagnosis): the embedded mode
 # runs them on SQLite, where the suite's PostgreSQL does not look.
 EMBEDDED_PIPELINE = """
 import dataclasses, uuid
@@ -406,6 +405,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from accounts.models import Organization
 from diagnosis import services
+from diagnosis.services import lifecycle
 from diagnosis.models import Diagnosis
 from diagnosis.staging import RAW, get_store, staging_key
 from workers.tasks import STAGE_TASKS
@@ -414,16 +414,16 @@ Status = Diagnosis.Status
 org = Organization.objects.create(name="embedded")
 done = Diagnosis.objects.create(organization=org, source="api", size_bytes=10)
 get_store(None).write(staging_key(RAW, done.id), [LOG], ttl_seconds=60)
-STAGE_TASKS[Status.MASKING].apply(args=(str(done.id),), task_id=str(uuid.uuid4()))
+STAGE_TASKS["masking"].apply(args=(str(done.id),), task_id=str(uuid.uuid4()))
 done.refresh_from_db()
 print("pipeline", done.status, done.attempts, done.progress, done.failure_slug)
 held = Diagnosis.objects.create(organization=org, source="api", size_bytes=10)
-old = services.claim_stage(diagnosis_id=str(held.id), stage=Status.MASKING)
+old = services.claim_stage(diagnosis_id=str(held.id), stage="masking")
 Diagnosis.objects.filter(pk=held.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-new = services.claim_stage(diagnosis_id=str(held.id), stage=Status.MASKING)
-busy = services.claim_stage(diagnosis_id=str(held.id), stage=Status.MASKING)
+new = services.claim_stage(diagnosis_id=str(held.id), stage="masking")
+busy = services.claim_stage(diagnosis_id=str(held.id), stage="masking")
 mine = services.claim_stage(
-    diagnosis_id=str(held.id), stage=Status.MASKING, token=new.token, resume=True
+    diagnosis_id=str(held.id), stage="masking", token=new.token, resume=True
 )
 print("claims", *(type(c).__name__ for c in (old, new, busy, mine)))
 print("completions", services.complete_stage(old), services.complete_stage(
@@ -432,7 +432,7 @@ print("completions", services.complete_stage(old), services.complete_stage(
 held.refresh_from_db()
 print("handed on", held.status, held.attempts, held.lease_expires_at > timezone.now())
 orm = Diagnosis.objects.select_related("organization").get(pk=done.pk)
-read = services._diagnosis_with_organization(str(done.pk))
+read = lifecycle._diagnosis_with_organization(str(done.pk))
 same = all(
     getattr(read, f.attname) == getattr(orm, f.attname)
     and type(getattr(read, f.attname)) is type(getattr(orm, f.attname))
@@ -492,7 +492,7 @@ def test_a_small_log_is_read_from_redis_once_and_its_masked_text_is_matched_from
     written = _masked_as_written(monkeypatch)
     trips = redis_round_trips(monkeypatch)
 
-    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+    STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
     assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
@@ -514,8 +514,8 @@ def test_a_log_bigger_than_a_read_chunk_is_streamed_from_redis_and_masked_the_sa
 ) -> None:
     import functools
 
+    from diagnosis.pipeline import runners
     from diagnosis.staging import RedisStagingStore
-    from workers import pipeline
 
     # A read chunk of 4 KiB stands in for READ_CHUNK (1 MiB) and a log of some 20 KiB for a big
     # one, whose user and host names come last.
@@ -523,14 +523,14 @@ def test_a_log_bigger_than_a_read_chunk_is_streamed_from_redis_and_masked_the_sa
     monkeypatch.setattr(
         RedisStagingStore, "read", functools.partialmethod(RedisStagingStore.read, chunk_size=chunk)
     )
-    monkeypatch.setattr(pipeline, "READ_CHUNK", chunk)
+    monkeypatch.setattr(runners, "READ_CHUNK", chunk)
     log = "".join(f"step {i} loss {2.5 - i / 1000:.4f} lr 1.0e-05\n" for i in range(600)) + OOM_LOG
     assert len(log.encode()) > 4 * chunk
     diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks, log)
     written = _masked_as_written(monkeypatch)
     trips = redis_round_trips(monkeypatch)
 
-    STAGE_TASKS[Status.MASKING].apply(args=(diagnosis_id,))
+    STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     diagnosis = Diagnosis.objects.get(pk=diagnosis_id)
     assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
@@ -548,7 +548,7 @@ def test_a_claim_reads_the_row_and_its_organisation_as_the_orm_would(acme: Any) 
             organization=acme,
             source="api",
             size_bytes=10,
-            status=Status.REMEDIATING,
+            status="remediating",
             lease_token=uuid.uuid4(),
             lease_expires_at=timezone.now(),
             result={"outcome": "diagnosed", "failure": {"slug": "x", "confidence": 0.93}},
@@ -567,7 +567,7 @@ def test_a_claim_reads_the_row_and_its_organisation_as_the_orm_would(acme: Any) 
         expected = Diagnosis.objects.select_related("organization").get(pk=diagnosis.pk)
 
         with CaptureQueriesContext(connection) as queries:
-            row = services._diagnosis_with_organization(str(diagnosis.pk))
+            row = lifecycle._diagnosis_with_organization(str(diagnosis.pk))
             organization = row.organization if row is not None else None
 
         assert len(queries.captured_queries) == 1  # the organisation came with it
@@ -580,4 +580,4 @@ def test_a_claim_reads_the_row_and_its_organisation_as_the_orm_would(acme: Any) 
         if organization is not None:
             assert isinstance(organization, Organization)
             assert (organization.name, organization.created_at) == (acme.name, acme.created_at)
-    assert services._diagnosis_with_organization(str(uuid.uuid4())) is None
+    assert lifecycle._diagnosis_with_organization(str(uuid.uuid4())) is None

@@ -86,12 +86,12 @@ def test_a_key_whose_diagnosis_was_deleted_makes_a_new_one_and_is_charged(acme_a
 def test_a_failed_pipeline_refunds_its_unit(
     acme_api, acme, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from workers import pipeline
+    from diagnosis.pipeline import runners
 
     def broken_engine():
         raise RuntimeError("the catalogue could not be compiled")
 
-    monkeypatch.setattr(pipeline, "current_engine", broken_engine)
+    monkeypatch.setattr(runners, "current_engine", broken_engine)
 
     with django_capture_on_commit_callbacks(execute=True):
         response = _post(acme_api)

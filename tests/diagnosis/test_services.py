@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from diagnosis import services
 from diagnosis.models import Diagnosis
+from diagnosis.services import upkeep
 
 pytestmark = pytest.mark.django_db
 
@@ -22,32 +23,32 @@ def queued(acme) -> Diagnosis:
 
 
 def test_the_first_claim_wins_and_a_second_is_told_to_wait(queued):
-    first = services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING)
-    second = services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING)
+    first = services.claim_stage(diagnosis_id=str(queued.id), stage="masking")
+    second = services.claim_stage(diagnosis_id=str(queued.id), stage="masking")
 
     assert isinstance(first, services.Claim)
-    assert first.diagnosis.status == Status.MASKING
+    assert first.diagnosis.status == "masking"
     assert isinstance(second, services.Busy)
     assert second.retry_after >= 1
 
 
 def test_a_stage_already_passed_has_nothing_to_do(queued):
-    claim = services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING)
+    claim = services.claim_stage(diagnosis_id=str(queued.id), stage="masking")
     assert isinstance(claim, services.Claim)
     assert services.complete_stage(claim)
 
-    assert services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING) is None
+    assert services.claim_stage(diagnosis_id=str(queued.id), stage="masking") is None
     queued.refresh_from_db()
-    assert (queued.status, queued.progress) == (Status.MATCHING, 40)
+    assert (queued.status, queued.progress) == ("matching", 40)
 
 
 def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_complete(queued):
-    old = services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING)
+    old = services.claim_stage(diagnosis_id=str(queued.id), stage="masking")
     Diagnosis.objects.filter(id=queued.id).update(
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
 
-    new = services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING)
+    new = services.claim_stage(diagnosis_id=str(queued.id), stage="masking")
 
     assert isinstance(old, services.Claim)
     assert isinstance(new, services.Claim)
@@ -58,10 +59,10 @@ def test_an_expired_lease_is_taken_over_and_the_old_holder_cannot_complete(queue
 @override_settings(DIAGNOSIS_MAX_ATTEMPTS=1)
 def test_a_diagnosis_that_keeps_crashing_workers_is_failed(queued):
     Diagnosis.objects.filter(id=queued.id).update(
-        attempts=3, status=Status.MASKING, lease_expires_at=timezone.now() - timedelta(seconds=1)
+        attempts=3, status="masking", lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
 
-    assert services.claim_stage(diagnosis_id=str(queued.id), stage=Status.MASKING) is None
+    assert services.claim_stage(diagnosis_id=str(queued.id), stage="masking") is None
 
     queued.refresh_from_db()
     assert queued.status == Status.FAILED
@@ -79,7 +80,7 @@ def test_failing_only_touches_active_diagnoses(queued):
 @override_settings(DIAGNOSIS_STUCK_AFTER_SECONDS=60)
 def test_the_sweeper_requeues_only_stuck_diagnoses(acme, monkeypatch):
     sent = []
-    monkeypatch.setattr(services, "enqueue_pipeline", lambda i, s: sent.append((i, s)))
+    monkeypatch.setattr(upkeep, "enqueue_pipeline", lambda i, s: sent.append((i, s)))
     old = timezone.now() - timedelta(minutes=5)
     stuck_queued = Diagnosis.objects.create(organization=acme, source="api", size_bytes=1)
     fresh = Diagnosis.objects.create(organization=acme, source="api", size_bytes=1)
@@ -87,14 +88,14 @@ def test_the_sweeper_requeues_only_stuck_diagnoses(acme, monkeypatch):
         organization=acme,
         source="api",
         size_bytes=1,
-        status=Status.MATCHING,
+        status="matching",
         lease_expires_at=timezone.now() - timedelta(seconds=5),
     )
     leased = Diagnosis.objects.create(
         organization=acme,
         source="api",
         size_bytes=1,
-        status=Status.MASKING,
+        status="masking",
         lease_expires_at=timezone.now() + timedelta(minutes=5),
     )
     done = Diagnosis.objects.create(

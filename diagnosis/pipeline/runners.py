@@ -1,15 +1,16 @@
-"""What each stage of the pipeline reads, computes and hands on; the Celery tasks run these.
+"""What each stage of the pipeline reads and computes; the loop (loop.py) runs them.
 
-Each stage reads its input by diagnosis id, holds a lease on the row while it works, and writes
-only if it still holds the lease, so a stage that runs twice (a redelivered task, the sweeper) or a
-worker killed half-way never loses or duplicates a diagnosis.
+A runner reads its input by the claim's diagnosis (or from what the stage before it carried in
+memory), does its work, and returns the columns its completion writes and what to do once it
+is written (Output). The loop completes the stage only if the claim still holds its lease, so a
+stage that runs twice (a redelivered task, the sweeper) or a worker killed half-way never loses
+or duplicates a diagnosis.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from itertools import chain, islice
 from typing import TYPE_CHECKING
 
@@ -17,10 +18,18 @@ from django.conf import settings
 
 from accounts.selectors import masking_rules_of
 from billing_tiers.selectors import includes_fix_steps
-from diagnosis import services
+from diagnosis.masking import masking_secret
+from diagnosis.pipeline.stage import Carried, Output, StageError
 from diagnosis.selectors import stored_result
-from diagnosis.stages import Status
-from diagnosis.staging import MASKED, RAW, READ_CHUNK, StagingStore, get_store, staging_key
+from diagnosis.staging import (
+    LOST_IN_OUTAGE,
+    MASKED,
+    RAW,
+    READ_CHUNK,
+    StagingStore,
+    get_store,
+    staging_key,
+)
 from encyclopedia.selectors import current_engine
 from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.masking.recognizer import shared_analyzer
@@ -28,25 +37,9 @@ from rootcause.remediation import complete_result
 from rootcause.result import DiagnosisResult, as_json
 
 if TYPE_CHECKING:
-    from rootcause.engine import Engine
+    from diagnosis.services.lifecycle import Claim
 
 logger = logging.getLogger(__name__)
-
-
-class StageError(Exception):
-    """A failure on our side that no retry will fix; the diagnosis is marked failed."""
-
-
-@dataclass
-class Carried:
-    """What a stage hands on in memory to the stages after it in the same task, so that they do
-    not read back and parse what it has just stored. Only ever set once the stage completed (its
-    writes are the row's), so it is what the row says; a task that starts at a later stage (a
-    redelivered message, the sweeper) has nothing carried and reads the row."""
-
-    masked: list[bytes] | None = None  # the masked text, as staged, when it is small
-    matched: DiagnosisResult | None = None  # the match stage's result, as stored
-    engine: Engine | None = None  # the engine that matched it (its catalogue version is stored)
 
 
 def _staged(store: StagingStore, key: str) -> Callable[[], Iterator[bytes]]:
@@ -60,14 +53,14 @@ def _staged(store: StagingStore, key: str) -> Callable[[], Iterator[bytes]]:
     try:
         head = list(islice(chunks, 2))
     except KeyError:
-        raise StageError(services.LOST_IN_OUTAGE) from None
+        raise StageError(LOST_IN_OUTAGE) from None
     if len(head) <= 1:
         return lambda: iter(head)
     started = [chain(head, chunks)]
     return lambda: started.pop() if started else store.read(key)
 
 
-def run_mask(claim: services.Claim, carried: Carried) -> bool:
+def run_mask(claim: Claim, carried: Carried) -> Output:
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
@@ -76,7 +69,7 @@ def run_mask(claim: services.Claim, carried: Carried) -> bool:
     # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
     analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
     masker = Masker(
-        secret=services.masking_secret(diagnosis_id),
+        secret=masking_secret(diagnosis_id),
         analyzer=analyzer,
         # The organisation's own terms and patterns, for its diagnoses only (a visitor's has
         # none); read when the stage runs, so a rule added after submission applies too.
@@ -98,18 +91,19 @@ def run_mask(claim: services.Claim, carried: Carried) -> bool:
             yield data
 
     store.write(masked_key, masked_chunks(), ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS)
-    completed = services.complete_stage(claim, fields={"masking_counts": dict(masker.counts)})
-    if completed:
+
+    def after() -> None:
         # The masked text exists: the raw bytes have served their only purpose.
         store.delete(raw_key)
         if kept is not None:
             # As the store would give it back: one chunk, or none for an empty text.
             whole = b"".join(kept)
             carried.masked = [whole] if whole else []
-    return completed
+
+    return Output({"masking_counts": dict(masker.counts)}, after)
 
 
-def run_match(claim: services.Claim, carried: Carried) -> bool:
+def run_match(claim: Claim, carried: Carried) -> Output:
     diagnosis_id = str(claim.diagnosis.id)
     if carried.masked is not None:
         masked = iter(carried.masked)  # masked by this task a moment ago: what the store holds
@@ -117,21 +111,20 @@ def run_match(claim: services.Claim, carried: Carried) -> bool:
         masked = _staged(get_store(settings.REDIS_URL), staging_key(MASKED, diagnosis_id))()
     engine = current_engine()
     result = engine.diagnose(iter_line_chunks(masked))
-    completed = services.complete_stage(
-        claim,
-        fields={
-            "result": as_json(result),
-            "outcome": result.outcome,
-            "failure_slug": result.failure.slug if result.failure else "",
-            "catalogue_version": engine.version,
-        },
-    )
-    if completed:
+
+    def after() -> None:
         carried.matched, carried.engine = result, engine
-    return completed
+
+    fields = {
+        "result": as_json(result),
+        "outcome": result.outcome,
+        "failure_slug": result.failure.slug if result.failure else "",
+        "catalogue_version": engine.version,
+    }
+    return Output(fields, after)
 
 
-def run_remediate(claim: services.Claim, carried: Carried) -> bool:
+def run_remediate(claim: Claim, carried: Carried) -> Output:
     diagnosis = claim.diagnosis
     matched: DiagnosisResult | None
     if carried.matched is not None and carried.engine is not None:
@@ -151,16 +144,9 @@ def run_remediate(claim: services.Claim, carried: Carried) -> bool:
         include_fix=includes_fix_steps(diagnosis.organization),
         masking=diagnosis.masking_counts,
     )
-    completed = services.complete_stage(claim, fields={"result": as_json(result)})
-    if completed:
+
+    def after() -> None:
         get_store(settings.REDIS_URL).delete(staging_key(MASKED, str(diagnosis.id)))
         logger.info("diagnosis %s done: %s", diagnosis.id, slug or "no_match")
-    return completed
 
-
-# The runner of each row of the stage table (diagnosis/stages.py).
-RUNNERS: dict[Status, Callable[[services.Claim, Carried], bool]] = {
-    Status.MASKING: run_mask,
-    Status.MATCHING: run_match,
-    Status.REMEDIATING: run_remediate,
-}
+    return Output({"result": as_json(result)}, after)

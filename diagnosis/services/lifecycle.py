@@ -1,0 +1,296 @@
+"""The life cycle of a diagnosis once submitted: the enqueue of its pipeline, stage claims with
+leases, completion (which hands the next stage on to the same worker) and failure.
+
+Every stage of every diagnosis runs a claim and a completion, compare-and-set UPDATEs of one
+row. They are written in SQL here rather than with the ORM, whose query compilation cost more
+CPU than the statements themselves; values still go through their model fields' conversion to
+the database (UUIDs, times, JSON), as the ORM's would, so they run on PostgreSQL and SQLite.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import lru_cache
+from typing import Any
+
+import celery
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Field
+from django.utils import timezone
+
+from accounts.models import Organization
+from billing_tiers.services import refund_quota_for
+from config import sql
+from config.celery import app as celery_app
+from config.celery import publisher as task_publisher
+from diagnosis.alerts import enqueue_alerts
+from diagnosis.models import Diagnosis
+from diagnosis.pipeline.table import (
+    active_statuses,
+    is_active,
+    may_claim,
+    stage_of,
+    stages,
+    stages_from,
+    status_after,
+)
+from diagnosis.staging import MASKED, RAW, get_store, staging_key
+
+logger = logging.getLogger(__name__)
+
+Status = Diagnosis.Status
+
+
+def pipeline_from(status: str) -> str | None:
+    """The task of the first stage still ahead of a diagnosis in `status` (None once it has
+    finished).
+
+    One message, not a chain of one per stage: the worker that takes it goes on through the
+    stages after it (workers/tasks.py), claiming each in turn, so the log is not handed between
+    workers and no message or claim is spent between stages. Tasks are named, not imported:
+    `workers/` sits above this app and registers them.
+    """
+    ahead = stages_from(status)
+    return ahead[0].task if ahead else None
+
+
+def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
+    task = pipeline_from(status)
+    if task is None:
+        return
+    if celery_app.conf.task_always_eager:
+        # The embedded mode (and most tests): Celery runs the task here and now.
+        celery.signature(task, args=(str(diagnosis_id),), immutable=True).apply_async()
+    else:
+        # One message per diagnosis, without send_task's machinery (config/broker.py).
+        task_publisher.publish(task, (str(diagnosis_id),))
+
+
+def _field(name: str) -> Field[Any, Any]:
+    field = Diagnosis._meta.get_field(name)
+    assert isinstance(field, Field), name
+    return field
+
+
+def _column(name: str) -> str:
+    return connection.ops.quote_name(_field(name).column)
+
+
+def _db_value(name: str, value: Any) -> Any:
+    return sql.param(Diagnosis, name, value)
+
+
+def _update_diagnosis(
+    values: dict[str, Any], *, where: str, params: list[Any], count_attempt: bool = False
+) -> int:
+    """UPDATE the diagnosis rows that `where` (SQL, with `params`) selects: set `values` (model
+    field names) and, with `count_attempt`, add one to attempts. Returns how many changed."""
+    assignments = [f"{_column(name)} = %s" for name in values]
+    if count_attempt:
+        assignments.append(f"{_column('attempts')} = {_column('attempts')} + 1")
+    # Only names (the model's, quoted) and placeholders go into the text; values are parameters.
+    table = connection.ops.quote_name(Diagnosis._meta.db_table)
+    sql = f"UPDATE {table} SET {', '.join(assignments)} WHERE {where}"  # noqa: S608
+    saved = [_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*saved, *params])
+        return int(cursor.rowcount)
+
+
+def _diagnosis_with_organization(diagnosis_id: str) -> Diagnosis | None:
+    """The row as `Diagnosis.objects.select_related("organization").filter(id=…).first()`
+    reads it: one statement, its organisation (None for a visitor's) loaded with it."""
+    rows = sql.fetch_all(_diagnosis_with_organization_sql(), [_db_value("id", diagnosis_id)])
+    if not rows:
+        return None
+    split = len(Diagnosis._meta.concrete_fields)
+    row = sql.instance(Diagnosis, rows[0][:split])
+    organization = (
+        sql.instance(Organization, rows[0][split:]) if row.organization_id is not None else None
+    )
+    Diagnosis.organization.field.set_cached_value(row, organization)
+    return row
+
+
+@lru_cache(maxsize=1)
+def _diagnosis_with_organization_sql() -> str:
+    # Built on first use: the columns' quoting is the connection's.
+    return (
+        f"SELECT {sql.columns(Diagnosis, 'd')}, {sql.columns(Organization, 'o')}"  # noqa: S608 - names only
+        " FROM diagnosis_diagnosis d LEFT JOIN accounts_organization o"
+        " ON o.id = d.organization_id WHERE d.id = %s"
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The right to run one stage of one diagnosis until the lease expires.
+
+    With `then`, completing the stage also claims the next one, for the lease `then`, in the
+    same UPDATE (`complete_stage`, then `handed_on`): the worker that holds the diagnosis goes on
+    with it. Each stage is still claimed on its own, so a worker killed in the next stage is taken
+    over at that stage.
+    """
+
+    diagnosis: Diagnosis
+    token: uuid.UUID
+    then: uuid.UUID | None = None
+
+
+@dataclass(frozen=True)
+class Busy:
+    """Another worker holds the stage; try again after this many seconds."""
+
+    retry_after: float
+
+
+def claim_stage(
+    *,
+    diagnosis_id: str,
+    stage: str,
+    token: uuid.UUID | str | None = None,
+    resume: bool = False,
+) -> Claim | Busy | None:
+    """Compare-and-set: take `stage` of the diagnosis if it is waiting for it or its lease expired.
+
+    `token` names the lease; a task passes its own id, which its retries keep. With `resume` (a
+    retry after a connection error) a live lease under the same token is taken again: the claim
+    whose outcome the task could not learn (the UPDATE committed, then the connection broke) is
+    its own, and waiting for it to expire would stall the diagnosis for the whole lease. A first
+    delivery does not resume, so a duplicate of a message still running waits as before.
+    None means there is nothing to do: the diagnosis is past this stage, finished or failed.
+    """
+    now = timezone.now()
+    token = uuid.UUID(str(token)) if token else uuid.uuid4()
+    statuses = may_claim(stage_of(stage))
+    waiting_for = (
+        f"{_column('status')} IN ({', '.join(['%s'] * len(statuses))})"
+        f" AND ({_column('lease_expires_at')} IS NULL OR {_column('lease_expires_at')} < %s)"
+    )
+    waiting_params = [*statuses, _db_value("lease_expires_at", now)]
+    if resume:
+        waiting_for = (
+            f"({waiting_for}) OR ({_column('status')} = %s AND {_column('lease_token')} = %s)"
+        )
+        waiting_params += [stage, _db_value("lease_token", token)]
+    # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
+    max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(stages())
+    claimed = _update_diagnosis(
+        {
+            "status": stage,
+            "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
+            "lease_token": token,
+            "updated_at": now,
+        },
+        count_attempt=True,
+        where=f"{_column('id')} = %s AND {_column('attempts')} < %s AND ({waiting_for})",
+        params=[_db_value("id", diagnosis_id), max_attempts, *waiting_params],
+    )
+    # With its organisation: the stages read it (its masking rules, its tier's fix steps).
+    row = _diagnosis_with_organization(diagnosis_id)
+    if row is None:
+        return None
+    if claimed:
+        return Claim(row, token)
+    lease_live = row.lease_expires_at is not None and row.lease_expires_at >= now
+    if is_active(row.status) and not lease_live and row.attempts >= max_attempts:
+        fail_diagnosis(diagnosis_id=diagnosis_id, reason="gave up after repeated worker failures")
+        return None
+    if row.status == stage and lease_live:
+        assert row.lease_expires_at is not None
+        return Busy(max(1.0, (row.lease_expires_at - now).total_seconds()))
+    return None
+
+
+def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> bool:
+    """Hands the diagnosis on to the next stage, only if this claim still holds the lease.
+
+    With `claim.then`, the same UPDATE claims the next stage for that lease, within the attempts
+    claim_stage allows (past them the next stage is left unclaimed, for claim_stage to give up
+    on). On success `claim.diagnosis` is updated in memory to the row as written.
+    """
+    stage = stage_of(claim.diagnosis.status)
+    next_status = status_after(stage)
+    now = timezone.now()
+    values: dict[str, Any] = {
+        "status": next_status,
+        "progress": stage.percent_done,
+        "lease_expires_at": None,
+        "lease_token": None,
+        "updated_at": now,
+        **(fields or {}),
+    }
+    if next_status == Status.DONE:
+        values["finished_at"] = now
+    # The lease is still ours: the row is in the stage we claimed, under our token.
+    held = f"{_column('id')} = %s AND {_column('status')} = %s AND {_column('lease_token')} = %s"
+    held_params = [
+        _db_value("id", claim.diagnosis.id),
+        claim.diagnosis.status,
+        _db_value("lease_token", claim.token),
+    ]
+    next_lease: dict[str, Any] = {}
+    if claim.then is not None and next_status != Status.DONE:
+        next_lease = {
+            "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
+            "lease_token": claim.then,
+        }
+        changed = _update_diagnosis(
+            {**values, **next_lease},
+            count_attempt=True,
+            where=f"{held} AND {_column('attempts')} < %s",
+            params=[*held_params, settings.DIAGNOSIS_MAX_ATTEMPTS * len(stages())],
+        )
+        if not changed:
+            next_lease = {}
+            changed = _update_diagnosis(values, where=held, params=held_params)
+    elif next_status == Status.DONE:
+        with transaction.atomic():
+            changed = _update_diagnosis(values, where=held, params=held_params)
+            if changed == 1:
+                # The alerts' outbox rows commit with the status, or neither does.
+                enqueue_alerts(claim.diagnosis.id, organization_id=claim.diagnosis.organization_id)
+    else:
+        changed = _update_diagnosis(values, where=held, params=held_params)
+    if changed == 1:
+        for name, value in {**values, **next_lease}.items():
+            setattr(claim.diagnosis, name, value)
+        if next_lease:
+            claim.diagnosis.attempts += 1
+    return changed == 1
+
+
+def handed_on(claim: Claim) -> Claim | None:
+    """The claim on the next stage that completing `claim` took with it (see Claim.then), if it
+    did; None when the diagnosis is done or the next stage was left unclaimed."""
+    diagnosis = claim.diagnosis
+    if claim.then is not None and diagnosis.lease_token == claim.then:
+        return Claim(diagnosis, claim.then)
+    return None
+
+
+def fail_diagnosis(*, diagnosis_id: str, reason: str, status: str | None = None) -> bool:
+    """Marks an active diagnosis failed for a reason on our side: the raw log goes with it and
+    the quota unit it was charged is refunded. With `status`, only if it is still in it."""
+    now = timezone.now()
+    statuses = (status,) if status else active_statuses()
+    changed = Diagnosis.objects.filter(id=diagnosis_id, status__in=statuses).update(
+        status=Status.FAILED,
+        failure_reason=reason[:255],
+        lease_expires_at=None,
+        lease_token=None,
+        updated_at=now,
+        finished_at=now,
+    )
+    if changed:
+        get_store(settings.REDIS_URL).delete(
+            staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
+        )
+        # A failure on our side gives the unit back (once, whoever calls this again).
+        refund_quota_for(reference=diagnosis_id)
+        logger.warning("diagnosis %s failed: %s", diagnosis_id, reason)
+    return changed == 1

@@ -1,0 +1,538 @@
+"""Submission of a log (intake): refuse what is not a log or is over quota, stage the raw bytes,
+charge the unit and create the row together, enqueue the pipeline after commit. A repeated
+Idempotency-Key answers the first diagnosis instead."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import secrets
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from itertools import chain
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.actors import Actor, actor_for_person
+from accounts.services import create_personal_organization
+from billing_tiers.entitlements import Entitlements
+from billing_tiers.errors import QuotaExceeded
+from billing_tiers.models import QuotaCharge
+from billing_tiers.selectors import (
+    QuotaStatus,
+    entitlements_for,
+    next_reset,
+    quota_subject,
+    utc_day,
+)
+from billing_tiers.services import charge_quota, charge_quota_creating, check_quota
+from config import sql
+from config.broker import QueuedMessage
+from config.celery import app as celery_app
+from config.celery import publisher as task_publisher
+from config.problems import (
+    ApplicationError,
+    Conflict,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    Unprocessable,
+    outage_errors,
+)
+from diagnosis.masking import masking_secret
+from diagnosis.metrics import QUOTA_REFUSALS
+from diagnosis.models import Diagnosis
+from diagnosis.selectors import access_key_digest, idempotency_key_digest, submission_facts
+from diagnosis.services.lifecycle import enqueue_pipeline, fail_diagnosis, pipeline_from
+from diagnosis.staging import (
+    LOST_IN_OUTAGE,
+    RAW,
+    RedisStagingStore,
+    StagingStore,
+    get_store,
+    staging_key,
+)
+from rootcause.intake import not_a_log
+from rootcause.masking import Masker
+from rootcause.masking.masker import WHEN_NEEDED
+from rootcause.masking.recognizer import shared_analyzer
+from rootcause.masking.rules import Rule
+
+logger = logging.getLogger(__name__)
+
+Status = Diagnosis.Status
+
+
+class LogRejected(ApplicationError):
+    title = "Log rejected"
+
+
+def _limited(chunks: Iterable[bytes], limit: int) -> Iterable[bytes]:
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise PayloadTooLarge(f"The log is larger than the limit of {limit} bytes.")
+        yield chunk
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _masker_of_names(diagnosis_id: uuid.UUID, rules: list[Rule]) -> Masker:
+    """The masker of a submission's file name and CI metadata: the organisation's rules and the
+    operator's recognizers (MASKING_RECOGNIZERS_FILE), as the mask stage has them. Without either,
+    Presidio's analyzer runs only where one of its recognizers could find something (WHEN_NEEDED,
+    which masks as the analyzer would: tests/rootcause/test_masking_density.py), so that a plain
+    file name costs no analyzer call."""
+    recognizers = settings.MASKING_RECOGNIZERS_FILE
+    return Masker(
+        secret=masking_secret(diagnosis_id),
+        rules=rules,
+        analyzer=shared_analyzer(recognizers) if recognizers else WHEN_NEEDED,
+    )
+
+
+def _masked_filename(filename: str, masker: Masker) -> str:
+    """The name is shown back to the user: only its last component, masked like the log."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1].replace("\n", " ")
+    return masker.mask(base)[:255]
+
+
+@dataclass(frozen=True)
+class JobMetadata:
+    """What a CI job says about itself; shown in the history beside the file name."""
+
+    job: str = ""
+    run_url: str = ""
+    commit: str = ""
+    labels: tuple[str, ...] = ()
+
+
+def _masked_metadata(metadata: JobMetadata, masker: Masker) -> dict[str, Any]:
+    """The metadata as stored: masked like the log (a job name or a URL may hold a host or a
+    user name), on one line, cut to the columns' lengths (a pseudonym may be longer)."""
+    return {
+        "job": masker.mask(_one_line(metadata.job))[:200],
+        "run_url": masker.mask(metadata.run_url.strip())[:500],
+        "commit": masker.mask(metadata.commit.strip())[:100],
+        "labels": [masker.mask(_one_line(label))[:100] for label in metadata.labels],
+    }
+
+
+@dataclass(frozen=True)
+class Submission:
+    diagnosis: Diagnosis
+    created: bool
+    # Who was charged: the caller, or for a person who had no organisation, the same person
+    # acting for the personal one made for them.
+    actor: Actor
+    # A visitor's key to the result, in its link: given out in this answer only (the row keeps
+    # its digest). Empty for an organisation's diagnosis.
+    access_key: str = ""
+    # The actor's tier, as worked out once for the quota check and the charge (None for a
+    # repeated Idempotency-Key, which is charged nothing).
+    entitlements: Entitlements | None = None
+    # The quota right after this submission's charge, from the charge itself (None if unknown):
+    # the answer's headers need no other read.
+    quota: QuotaStatus | None = None
+
+
+class KeyAlreadyUsed(Conflict):
+    title = "Idempotency-Key already used"
+
+
+class KeyReused(Unprocessable):
+    slug = "idempotency-key-reused"
+    title = "Idempotency-Key reused with another log"
+
+
+# How long an Idempotency-Key names its diagnosis; after that the same key makes a new one.
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+
+def _acting_for_an_organization(actor: Actor) -> Actor:
+    """A person with no organisation gets their personal one, so their diagnoses have a history
+    and the charge goes to the organisation like everybody else's."""
+    if actor.is_person and actor.organization is None:
+        assert actor.user is not None
+        organization = create_personal_organization(user=actor.user)
+        return actor_for_person(actor.user, organization.pk)
+    return actor
+
+
+def _by_idempotency_key(actor: Actor, digest: str) -> Diagnosis | None:
+    """The diagnosis the key names, while its window lasts. Past the window the old diagnosis
+    lets go of the key (compare-and-set), so that the same key can make a new one."""
+    if actor.organization is not None:
+        found = Diagnosis.objects.filter(
+            organization=actor.organization, idempotency_key_digest=digest
+        ).first()
+    elif actor.anonymous_subject:
+        found = Diagnosis.objects.filter(
+            organization__isnull=True,
+            anonymous_subject=actor.anonymous_subject,
+            idempotency_key_digest=digest,
+        ).first()
+    else:
+        return None
+    if found is not None and found.created_at <= timezone.now() - IDEMPOTENCY_WINDOW:
+        Diagnosis.objects.filter(pk=found.pk, idempotency_key_digest=digest).update(
+            idempotency_key_digest=""
+        )
+        return None
+    return found
+
+
+def _repeated(actor: Actor, diagnosis: Diagnosis, body_digest: str) -> Submission:
+    # Rows from before logs were digested have none: they match any log.
+    if diagnosis.body_digest and body_digest != diagnosis.body_digest:
+        raise KeyReused(
+            "This Idempotency-Key already made a diagnosis of another log. A retry must send "
+            "the same log; send a new key to diagnose a different one."
+        )
+    if diagnosis.organization_id is None:
+        # Only the digest of a visitor's access key is kept, so the link cannot be given again.
+        raise KeyAlreadyUsed(
+            "This Idempotency-Key already made a diagnosis; its link was in the first answer "
+            "and cannot be shown again. Send a new key to diagnose again."
+        )
+    return Submission(diagnosis, created=False, actor=actor)
+
+
+def _hashed(chunks: Iterable[bytes], hasher: Any) -> Iterator[bytes]:
+    for chunk in chunks:
+        hasher.update(chunk)
+        yield chunk
+
+
+def _digest_of(chunks: Iterable[bytes]) -> str:
+    hasher = hashlib.sha256()
+    for chunk in chunks:
+        hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+def submit_diagnosis(
+    *,
+    actor: Actor,
+    chunks: Iterable[bytes],
+    source: str,
+    filename: str = "",
+    metadata: JobMetadata | None = None,
+    idempotency_key: str = "",
+) -> Submission:
+    """Accepts a log: charges a unit of the actor's daily quota and creates the row in one
+    transaction, stages the raw bytes, enqueues the pipeline after commit.
+
+    A repeated Idempotency-Key (within IDEMPOTENCY_WINDOW) returns the first diagnosis unchanged
+    and charges nothing, if the log is the same (KeyReused, 422, if not; the log is read to
+    compare its digest, never staged). A visitor's diagnosis belongs to no organisation: it is
+    reachable by the link with the returned access key until ANONYMOUS_RESULT_HOURS have passed.
+    """
+    key_digest = idempotency_key_digest(idempotency_key) if idempotency_key else ""
+    existing = _by_idempotency_key(actor, key_digest) if key_digest else None
+    if existing is not None:
+        return _repeated(actor, existing, _digest_of(_limited(chunks, _max_bytes())))
+    log = _refusing_what_is_not_a_log(chunks)
+    actor = _acting_for_an_organization(actor)
+    # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
+    # later, with the row.
+    entitlements, masking_rules = _within_quota(actor)
+    draft = _Draft.new(
+        actor,
+        source=source,
+        filename=filename,
+        metadata=metadata or JobMetadata(),
+        key_digest=key_digest,
+        masking_rules=masking_rules,
+    )
+    return _stage_and_create(draft, log, entitlements)
+
+
+def _max_bytes() -> int:
+    return int(settings.ROOTCAUSE_MAX_LOG_BYTES)
+
+
+def _refusing_what_is_not_a_log(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The log's chunks, its first one read now: an empty or binary upload is refused (400)
+    before anything is charged or staged."""
+    iterator = iter(chunks)
+    first = next((c for c in iterator if c), b"")
+    if not first:
+        raise LogRejected("The log is empty.")
+    reason = not_a_log(first)
+    if reason:
+        raise LogRejected(f"The log {reason}.")
+    return chain([first], iterator)
+
+
+def _within_quota(actor: Actor) -> tuple[Entitlements, list[Rule]]:
+    """The actor's tier and its organisation's masking rules, once the quota check passed.
+
+    The tier once for the check, the charge and the answer's quota headers: it takes queries.
+    An organisation's tier facts, masking rules and quota use are read in one statement."""
+    used_today: int | None = None
+    masking_rules: list[Rule] = []
+    if actor.organization is None:
+        entitlements = entitlements_for(actor)
+    else:
+        facts = submission_facts(
+            actor.organization, quota_subject=quota_subject(actor), day=utc_day(timezone.now())
+        )
+        entitlements = entitlements_for(actor, standing=facts.standing)
+        used_today, masking_rules = facts.used_today, facts.masking_rules
+    try:
+        check_quota(actor=actor, entitlements=entitlements, used=used_today)
+    except QuotaExceeded:
+        QUOTA_REFUSALS.inc()
+        raise
+    return entitlements, masking_rules
+
+
+@dataclass(frozen=True)
+class _Draft:
+    """A new diagnosis as the request describes it, before its log is staged (the staging key
+    names its id). A visitor's has an access key, given out once, and the columns that go with
+    it."""
+
+    actor: Actor
+    source: str
+    filename: str
+    metadata: JobMetadata
+    key_digest: str
+    masking_rules: list[Rule]
+    id: uuid.UUID
+    access_key: str = ""
+    visitor: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def new(
+        cls,
+        actor: Actor,
+        *,
+        source: str,
+        filename: str,
+        metadata: JobMetadata,
+        key_digest: str,
+        masking_rules: list[Rule],
+    ) -> _Draft:
+        request = {
+            "source": source,
+            "filename": filename,
+            "metadata": metadata,
+            "key_digest": key_digest,
+            "masking_rules": masking_rules,
+        }
+        if actor.organization is not None:
+            return cls(actor, id=uuid.uuid4(), **request)
+        access_key = secrets.token_urlsafe(24)
+        visitor = {
+            "anonymous_subject": actor.anonymous_subject,
+            "access_key_digest": access_key_digest(access_key),
+            "expires_at": timezone.now() + timedelta(hours=settings.ANONYMOUS_RESULT_HOURS),
+        }
+        return cls(actor, id=uuid.uuid4(), access_key=access_key, visitor=visitor, **request)
+
+    def row(self, *, size: int, body_digest: str) -> Diagnosis:
+        """The row as it will be created (not saved: the charge creates it). The file name and
+        CI metadata are masked like the log, with the organisation's rules."""
+        masker = _masker_of_names(self.id, self.masking_rules)
+        return Diagnosis(
+            id=self.id,
+            organization=self.actor.organization,
+            created_by=self.actor.user if self.actor.is_person else None,
+            source=self.source,
+            filename=_masked_filename(self.filename, masker),
+            **_masked_metadata(self.metadata, masker),
+            size_bytes=size,
+            idempotency_key_digest=self.key_digest,
+            body_digest=body_digest,
+            **self.visitor,
+        )
+
+
+def _stage_and_create(
+    draft: _Draft, log: Iterable[bytes], entitlements: Entitlements
+) -> Submission:
+    """Stages the log, then charges the unit and creates the row together; the answer. A racing
+    duplicate of an Idempotency-Key that committed first is answered instead, and whatever this
+    one staged is deleted, as on any error."""
+    actor, key_digest = draft.actor, draft.key_digest
+    store = get_store(settings.REDIS_URL)
+    raw_key = staging_key(RAW, draft.id)
+    body_digest = ""
+    try:
+        size, body_digest = _stage_raw(store, raw_key, log)
+        diagnosis = draft.row(size=size, body_digest=body_digest)
+        charge, earlier = _charge_and_create(diagnosis, actor, entitlements, key_digest, raw_key)
+    except IntegrityError:
+        # Two requests with the same Idempotency-Key raced; the other one won, and this one's
+        # charge went with its rolled-back transaction.
+        store.delete(raw_key)
+        earlier = _by_idempotency_key(actor, key_digest) if key_digest else None
+        if earlier is None:
+            raise
+        return _repeated(actor, earlier, body_digest)
+    except BaseException:
+        # Best effort: with Redis away the key is gone or expires within the pending TTL, and
+        # the sweeper deletes what is left; the original error is the one to report.
+        with contextlib.suppress(redis.RedisError):
+            store.delete(raw_key)
+        raise
+    if earlier is not None:
+        store.delete(raw_key)
+        return _repeated(actor, earlier, body_digest)
+    return Submission(
+        diagnosis,
+        created=True,
+        actor=actor,
+        access_key=draft.access_key,
+        entitlements=entitlements,
+        quota=_quota_after(charge, entitlements),
+    )
+
+
+def _stage_raw(store: StagingStore, raw_key: str, log: Iterable[bytes]) -> tuple[int, str]:
+    """Streams the log into the staging store; its size and digest, taken as it streams.
+    413 past the size limit, 503 with Redis away."""
+    hasher = hashlib.sha256()
+    try:
+        # A short TTL until the row commits (diagnosis/staging.py): a process killed
+        # mid-upload leaves no raw log behind for long.
+        size = store.write(
+            raw_key,
+            _hashed(_limited(log, _max_bytes()), hasher),
+            ttl_seconds=settings.STAGING_PENDING_TTL_SECONDS,
+        )
+    except redis.RedisError:
+        logger.warning("could not stage a log: Redis is unavailable")
+        raise ServiceUnavailable() from None
+    return size, hasher.hexdigest()
+
+
+def _charge_and_create(
+    diagnosis: Diagnosis,
+    actor: Actor,
+    entitlements: Entitlements,
+    key_digest: str,
+    raw_key: str,
+) -> tuple[QuotaCharge, Diagnosis | None]:
+    """Charges the unit and creates the row together, the pipeline enqueued after commit.
+    Returns the charge and, when an Idempotency-Key's first diagnosis turned out to exist
+    (a racing duplicate that committed first), that diagnosis instead of a new row."""
+    earlier: Diagnosis | None = None
+    if not key_digest:
+        # The unit, its charge and the row together: one statement on PostgreSQL, committed
+        # by itself (so the callback runs at once, unless a caller's transaction is open).
+        charge = charge_quota_creating(diagnosis, actor=actor, entitlements=entitlements)
+        transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
+        return charge, None
+    with transaction.atomic():
+        # The quota ledger gets the key's digest too: no table holds the key itself.
+        charge = charge_quota(
+            actor=actor,
+            reference=diagnosis.id,
+            idempotency_key=key_digest,
+            entitlements=entitlements,
+        )
+        if charge.reference != str(diagnosis.id):
+            # The key's first charge, made for another diagnosis: a racing duplicate
+            # that committed first, or one deleted or past its window since (then this
+            # one is charged anew).
+            earlier = _by_idempotency_key(actor, key_digest)
+            if earlier is None:
+                charge = charge_quota(
+                    actor=actor, reference=diagnosis.id, entitlements=entitlements
+                )
+        if earlier is None:
+            sql.insert(diagnosis)  # Diagnosis.objects.create, its statement made once
+            transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
+    return charge, earlier
+
+
+def _quota_after(charge: QuotaCharge, entitlements: Entitlements) -> QuotaStatus | None:
+    """The quota right after the charge, from the charge itself (None if unknown): the answer's
+    headers need no other read."""
+    if charge.used_today is None:
+        return None
+    limit = entitlements.daily_diagnoses
+    return QuotaStatus(
+        tier=entitlements.tier,
+        limit=limit,
+        used=charge.used_today,
+        remaining=max(0, limit - charge.used_today),
+        reset=next_reset(timezone.now()),
+    )
+
+
+def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
+    """After the row commits: the staged log gets its backstop TTL, and the chain is enqueued.
+
+    With a broker, both in one round trip to Redis, the message only if the log is still there
+    (`RedisStagingStore.expire_and_push`; the embedded mode has no queue: its tasks run here).
+    If the log is already gone (Redis restarted since it was staged), the diagnosis is failed
+    and refunded at once and the caller gets a 503, never a 202 for a log that was not kept. If
+    only the enqueue fails (the message could not be made), the log and the row are kept, and
+    the row is marked due for the stuck sweeper's next round (`_due_for_the_sweeper`), which
+    enqueues it again.
+    """
+    store = get_store(settings.REDIS_URL)
+    ttl = settings.ROOTCAUSE_RAW_TTL_SECONDS
+    broker = store if isinstance(store, RedisStagingStore) else None
+    message = _queued_message(diagnosis_id) if broker is not None else None
+    try:
+        if broker is not None and message is not None:
+            kept = broker.expire_and_push(raw_key, ttl, message.key, message.payload)
+        else:
+            kept = store.expire(raw_key, ttl)
+    except redis.RedisError:
+        kept = False
+    if not kept:
+        fail_diagnosis(diagnosis_id=str(diagnosis_id), reason=LOST_IN_OUTAGE)
+        raise ServiceUnavailable()
+    if message is not None:
+        return
+    try:
+        enqueue_pipeline(diagnosis_id, Status.QUEUED)
+    except outage_errors() as exc:
+        logger.warning(
+            "could not enqueue diagnosis %s (%s); the sweeper will",
+            diagnosis_id,
+            type(exc).__name__,
+        )
+        _due_for_the_sweeper(diagnosis_id)
+
+
+def _queued_message(diagnosis_id: uuid.UUID) -> QueuedMessage | None:
+    """The new diagnosis' task message, for the staging store to push with the log's TTL; None
+    in the embedded mode (Celery runs the task in-process) or when it cannot be made (the
+    broker away: `enqueue_pipeline` is then tried on its own, and the sweeper after it). The
+    broker is the staging store's Redis: both are REDIS_URL (config/settings.py)."""
+    if celery_app.conf.task_always_eager:
+        return None
+    task = pipeline_from(Status.QUEUED)
+    assert task is not None  # a queued diagnosis always has a stage to run
+    try:
+        return task_publisher.message_for(task, (str(diagnosis_id),))
+    except outage_errors():
+        return None
+
+
+def _due_for_the_sweeper(diagnosis_id: uuid.UUID) -> None:
+    """A queued diagnosis whose message was never published: its lease is set to expire now, so
+    that the stuck sweeper's next round (every DIAGNOSIS_SWEEP_SECONDS) enqueues it, and not
+    only once it has made no progress for DIAGNOSIS_STUCK_AFTER_SECONDS. An expired lease is
+    what any worker may claim, so a message that did get through meanwhile still runs it.
+    With PostgreSQL away too, the row keeps waiting for the stuck deadline."""
+    with contextlib.suppress(*outage_errors()):
+        Diagnosis.objects.filter(
+            id=diagnosis_id, status=Status.QUEUED, lease_expires_at__isnull=True
+        ).update(lease_expires_at=timezone.now())
