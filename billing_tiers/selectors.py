@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -19,10 +20,11 @@ from billing_tiers.entitlements import (
     active_evaluation,
     entitlements_for,
     entitlements_for_organization,
-    entitlements_of,
+    every_organization_tier_includes,
     tier_for,
 )
-from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage, Tier
+from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage
+from billing_tiers.tiers import evaluation_tier, shortest_history_days, unlocking_label
 from config import sql
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "charge_for",
     "entitlements_for",
     "entitlements_for_organization",
+    "evaluation_offer",
     "evaluation_overview",
     "evaluation_requests_for",
     "get_evaluation_request_for",
@@ -39,7 +42,9 @@ __all__ = [
     "quota_status",
     "quota_subject",
     "rate_limit_headers",
+    "shortest_history_days",
     "tier_for",
+    "unlocking_label",
     "utc_day",
 ]
 
@@ -52,9 +57,7 @@ def includes_fix_steps(subject: Actor | Organization | None) -> bool:
     """
     if isinstance(subject, Actor):
         return entitlements_for(subject).fix_steps
-    if subject is not None and all(
-        entitlements_of(tier).fix_steps for tier in Tier if tier != Tier.ANONYMOUS
-    ):
+    if subject is not None and every_organization_tier_includes("fix_steps"):
         # Whatever tier an organisation is on includes them: no need to work out which (that
         # takes queries, once per diagnosis in the pipeline). Checked, not assumed, so that a
         # tier without fix steps would bring the look back.
@@ -67,7 +70,7 @@ def includes_fix_steps(subject: Actor | Organization | None) -> bool:
 
 @dataclass(frozen=True)
 class QuotaStatus:
-    tier: Tier
+    tier: str  # its name
     limit: int
     used: int
     remaining: int
@@ -148,6 +151,22 @@ def charge_for(*, reference: str | uuid.UUID) -> QuotaCharge | None:
 
 
 # --- Evaluations -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvaluationOffer:
+    """What the pages that offer an evaluation say of it (the tier it opens, from the table)."""
+
+    tier_label: str
+    days: int
+    daily_diagnoses: int  # a new code's default allowance
+
+
+def evaluation_offer() -> EvaluationOffer:
+    tier = evaluation_tier()
+    return EvaluationOffer(
+        tier_label=tier.label, days=settings.EVALUATION_DAYS, daily_diagnoses=tier.daily_diagnoses
+    )
 
 
 def evaluation_requests_for(actor: Actor) -> QuerySet[EvaluationRequest]:
