@@ -6,6 +6,7 @@ import math
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -28,6 +29,7 @@ from billing_tiers.tiers import evaluation_tier, shortest_history_days, unlockin
 from config import sql
 
 __all__ = [
+    "QUOTA_USED_SQL",
     "EvaluationOverview",
     "QuotaStatus",
     "active_evaluation",
@@ -41,6 +43,7 @@ __all__ = [
     "includes_fix_steps",
     "quota_status",
     "quota_subject",
+    "quota_used_params",
     "rate_limit_headers",
     "shortest_history_days",
     "tier_for",
@@ -100,6 +103,18 @@ def quota_subject(actor: Actor) -> str:
     raise ValueError("this actor has no quota subject (a visitor without an address hash)")
 
 
+# Today's use of one subject's quota (no row: none yet), read by every API answer and by
+# statements that read more besides (diagnosis.selectors.submission_facts): written once, not
+# compiled per call (config/sql.py). Its parameters are quota_used_params'.
+QUOTA_USED_SQL = (
+    "SELECT q.used AS used FROM billing_tiers_quotausage q WHERE q.subject = %s AND q.day = %s"
+)
+
+
+def quota_used_params(subject: str, day: date) -> list[Any]:
+    return [subject, sql.param(QuotaUsage, "day", day)]
+
+
 def quota_status(
     actor: Actor, *, entitlements: Entitlements | None = None, used: int | None = None
 ) -> QuotaStatus:
@@ -111,11 +126,7 @@ def quota_status(
     entitlements = entitlements or entitlements_for(actor)
     now = timezone.now()
     if used is None:
-        # Every API answer reads it: written once (config/sql.py).
-        rows = sql.fetch_all(
-            "SELECT used FROM billing_tiers_quotausage WHERE subject = %s AND day = %s",
-            [quota_subject(actor), sql.param(QuotaUsage, "day", utc_day(now))],
-        )
+        rows = sql.fetch_all(QUOTA_USED_SQL, quota_used_params(quota_subject(actor), utc_day(now)))
         used = int(rows[0][0]) if rows else 0
     limit = entitlements.daily_diagnoses
     return QuotaStatus(
