@@ -4,7 +4,7 @@ masking rules."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -322,6 +322,23 @@ def standing_facts(organization: Organization) -> StandingFacts:
     return standing_facts_of(sql.fetch_all(_STANDING_FACTS_SQL, standing_rows_params(organization)))
 
 
+@cache
+def organization_join_sql(alias: str, foreign_key: str) -> tuple[str, str]:
+    """For a statement that reads a row with its organisation, as `select_related(
+    "organization")` would: the organisation's columns for the SELECT list (`organization_of`
+    makes the instance of them), and the `LEFT JOIN` of its table as `alias` on `foreign_key`
+    (a qualified column of the row's table; NULL for a visitor's row joins nothing)."""
+    return (
+        sql.columns(Organization, alias),
+        f"LEFT JOIN accounts_organization {alias} ON {alias}.id = {foreign_key}",
+    )
+
+
+def organization_of(values: Sequence[Any]) -> Organization:
+    """The Organization of `organization_join_sql`'s columns in a row."""
+    return sql.instance(Organization, values)
+
+
 # --- API tokens -------------------------------------------------------------------------------
 
 
@@ -395,6 +412,19 @@ def get_masking_rule_for(actor: Actor, rule_id: uuid.UUID | str) -> MaskingRule:
     if rule is None:
         raise Http404("No such masking rule.")
     return rule
+
+
+# An organisation's masking rules for statements that read more besides (diagnosis.selectors.
+# submission_facts): (value, kind, label, at, id), `at` and `id` the order they were made in.
+# Its parameters are masking_rule_rows_params'.
+MASKING_RULE_ROWS_SQL = (
+    "SELECT r.value AS value, r.kind AS kind, r.label AS label, r.created_at AS at, r.id AS id"
+    " FROM accounts_maskingrule r WHERE r.organization_id = %s"
+)
+
+
+def masking_rule_rows_params(organization: Organization) -> list[Any]:
+    return [sql.param(MaskingRule, "organization", organization.pk)]
 
 
 def masking_rules_of(organization_id: uuid.UUID | None) -> list[Rule]:

@@ -28,6 +28,7 @@ from billing_tiers.models import (
     QuotaCharge,
     QuotaUsage,
 )
+from billing_tiers.tiers import evaluation_tier
 from config.problems import ApplicationError
 
 
@@ -85,7 +86,7 @@ class EvaluationCodeAdmin(admin.ModelAdmin):
             initial={
                 "count": 1,
                 "days": settings.EVALUATION_DAYS,
-                "daily_limit": settings.TIER_DAILY_DIAGNOSES["scale"],
+                "daily_limit": evaluation_tier().daily_diagnoses,
                 "redeem_by": today + timedelta(days=settings.EVALUATION_CODE_VALID_DAYS),
             },
         )

@@ -17,8 +17,9 @@ from accounts import api as accounts_api
 from accounts import serializers as accounts_serializers
 from accounts.actors import Actor, actor_of
 from billing_tiers import selectors, services
-from billing_tiers.models import Evaluation, EvaluationRequest, Tier
+from billing_tiers.models import Evaluation, EvaluationRequest
 from billing_tiers.throttles import RedeemPerAddressThrottle, RedeemPerUserThrottle
+from billing_tiers.tiers import evaluation_tier, tier_choices
 
 PROBLEM = OpenApiResponse(description="problem+json")
 HEADERS_NOTE = (
@@ -29,7 +30,7 @@ HEADERS_NOTE = (
 
 
 class QuotaSerializer(serializers.Serializer):
-    tier = serializers.ChoiceField(choices=Tier.choices)
+    tier = serializers.ChoiceField(choices=tier_choices())
     limit = serializers.IntegerField(help_text="Diagnoses allowed per UTC day.")
     used = serializers.IntegerField()
     remaining = serializers.IntegerField()
@@ -129,7 +130,7 @@ class EvaluationOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "tier", "starts_at", "ends_at", "daily_limit"]
 
     def get_tier(self, evaluation: Evaluation) -> str:
-        return Tier.SCALE.value
+        return evaluation_tier().name
 
 
 class RedeemInputSerializer(serializers.Serializer):
@@ -186,9 +187,9 @@ class MeOrganizationSerializer(accounts_serializers.MeOrganizationSerializer):
         help_text="The end of the running Scale evaluation, or null."
     )
 
-    @extend_schema_field(serializers.ChoiceField(choices=Tier.choices))
+    @extend_schema_field(serializers.ChoiceField(choices=tier_choices()))
     def get_tier(self, actor: Actor) -> str:
-        return selectors.tier_for(actor).value
+        return selectors.tier_for(actor)
 
     def get_evaluation_ends_at(self, actor: Actor) -> datetime | None:
         assert actor.organization is not None

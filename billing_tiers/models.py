@@ -1,7 +1,8 @@
 """Trust tiers, the daily quota ledger and Scale evaluations (codes, requests, evaluations).
 
 No row says which tier an organisation is on: the tier is computed from facts (verified e-mail,
-verified domain, an evaluation window) by `billing_tiers.entitlements.tier_for`.
+verified domain, an evaluation window) by `billing_tiers.entitlements.tier_for`
+from the tier table (billing_tiers/tiers.py).
 """
 
 from __future__ import annotations
@@ -13,16 +14,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from accounts.models import Organization
-
-
-class Tier(models.TextChoices):
-    """In order of trust; each tier's allowances live in settings (see entitlements.py)."""
-
-    ANONYMOUS = "anonymous"
-    FREE = "free"
-    VERIFIED = "verified"
-    WORKPLACE = "workplace"
-    SCALE = "scale"
+from billing_tiers.tiers import tier_choices
 
 
 class QuotaUsage(models.Model):
@@ -59,7 +51,8 @@ class QuotaCharge(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     subject = models.CharField(max_length=80)
     day = models.DateField()
-    tier = models.CharField(max_length=16, choices=Tier.choices)
+    # The tier's name; choices read from the tier table when asked (a new row needs no migration).
+    tier = models.CharField(max_length=16, choices=tier_choices)
     # What was charged for (the diagnosis id), so a failed pipeline can find the charge to refund.
     reference = models.CharField(max_length=64, blank=True)
     # The caller's Idempotency-Key: a second charge with the same key returns the first charge.

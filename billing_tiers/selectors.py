@@ -6,7 +6,9 @@ import math
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
@@ -19,27 +21,33 @@ from billing_tiers.entitlements import (
     active_evaluation,
     entitlements_for,
     entitlements_for_organization,
-    entitlements_of,
+    every_organization_tier_includes,
     tier_for,
 )
-from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage, Tier
+from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage
+from billing_tiers.tiers import evaluation_tier, shortest_history_days, unlocking_label
 from config import sql
 
 __all__ = [
+    "QUOTA_USED_SQL",
     "EvaluationOverview",
     "QuotaStatus",
     "active_evaluation",
     "charge_for",
     "entitlements_for",
     "entitlements_for_organization",
+    "evaluation_offer",
     "evaluation_overview",
     "evaluation_requests_for",
     "get_evaluation_request_for",
     "includes_fix_steps",
     "quota_status",
     "quota_subject",
+    "quota_used_params",
     "rate_limit_headers",
+    "shortest_history_days",
     "tier_for",
+    "unlocking_label",
     "utc_day",
 ]
 
@@ -52,9 +60,7 @@ def includes_fix_steps(subject: Actor | Organization | None) -> bool:
     """
     if isinstance(subject, Actor):
         return entitlements_for(subject).fix_steps
-    if subject is not None and all(
-        entitlements_of(tier).fix_steps for tier in Tier if tier != Tier.ANONYMOUS
-    ):
+    if subject is not None and every_organization_tier_includes("fix_steps"):
         # Whatever tier an organisation is on includes them: no need to work out which (that
         # takes queries, once per diagnosis in the pipeline). Checked, not assumed, so that a
         # tier without fix steps would bring the look back.
@@ -67,7 +73,7 @@ def includes_fix_steps(subject: Actor | Organization | None) -> bool:
 
 @dataclass(frozen=True)
 class QuotaStatus:
-    tier: Tier
+    tier: str  # its name
     limit: int
     used: int
     remaining: int
@@ -97,6 +103,18 @@ def quota_subject(actor: Actor) -> str:
     raise ValueError("this actor has no quota subject (a visitor without an address hash)")
 
 
+# Today's use of one subject's quota (no row: none yet), read by every API answer and by
+# statements that read more besides (diagnosis.selectors.submission_facts): written once, not
+# compiled per call (config/sql.py). Its parameters are quota_used_params'.
+QUOTA_USED_SQL = (
+    "SELECT q.used AS used FROM billing_tiers_quotausage q WHERE q.subject = %s AND q.day = %s"
+)
+
+
+def quota_used_params(subject: str, day: date) -> list[Any]:
+    return [subject, sql.param(QuotaUsage, "day", day)]
+
+
 def quota_status(
     actor: Actor, *, entitlements: Entitlements | None = None, used: int | None = None
 ) -> QuotaStatus:
@@ -108,11 +126,7 @@ def quota_status(
     entitlements = entitlements or entitlements_for(actor)
     now = timezone.now()
     if used is None:
-        # Every API answer reads it: written once (config/sql.py).
-        rows = sql.fetch_all(
-            "SELECT used FROM billing_tiers_quotausage WHERE subject = %s AND day = %s",
-            [quota_subject(actor), sql.param(QuotaUsage, "day", utc_day(now))],
-        )
+        rows = sql.fetch_all(QUOTA_USED_SQL, quota_used_params(quota_subject(actor), utc_day(now)))
         used = int(rows[0][0]) if rows else 0
     limit = entitlements.daily_diagnoses
     return QuotaStatus(
@@ -148,6 +162,22 @@ def charge_for(*, reference: str | uuid.UUID) -> QuotaCharge | None:
 
 
 # --- Evaluations -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvaluationOffer:
+    """What the pages that offer an evaluation say of it (the tier it opens, from the table)."""
+
+    tier_label: str
+    days: int
+    daily_diagnoses: int  # a new code's default allowance
+
+
+def evaluation_offer() -> EvaluationOffer:
+    tier = evaluation_tier()
+    return EvaluationOffer(
+        tier_label=tier.label, days=settings.EVALUATION_DAYS, daily_diagnoses=tier.daily_diagnoses
+    )
 
 
 def evaluation_requests_for(actor: Actor) -> QuerySet[EvaluationRequest]:

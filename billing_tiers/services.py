@@ -47,6 +47,7 @@ from billing_tiers.selectors import (
     rate_limit_headers,
     utc_day,
 )
+from billing_tiers.tiers import evaluation_tier
 from config import sql
 from config.problems import ApplicationError
 
@@ -66,7 +67,7 @@ def _quota_exceeded(entitlements: Entitlements, now: datetime) -> QuotaExceeded:
     seconds = status.seconds_to_reset()
     hours, minutes = divmod(-(-seconds // 60), 60)
     detail = (
-        f"The {entitlements.tier.value} tier allows {status.limit} diagnoses a day and today's "
+        f"The {entitlements.tier} tier allows {status.limit} diagnoses a day and today's "
         f"are used. The quota resets at {status.reset:%Y-%m-%d %H:%M} UTC, in {hours} h "
         f"{minutes:02d} min."
     )
@@ -76,7 +77,7 @@ def _quota_exceeded(entitlements: Entitlements, now: datetime) -> QuotaExceeded:
     return QuotaExceeded(
         detail,
         extra={
-            "tier": entitlements.tier.value,
+            "tier": entitlements.tier,
             "limit": status.limit,
             "remaining": 0,
             "reset": status.reset.isoformat().replace("+00:00", "Z"),
@@ -84,7 +85,7 @@ def _quota_exceeded(entitlements: Entitlements, now: datetime) -> QuotaExceeded:
             "upgrade": None
             if upgrade is None
             else {
-                "tier": upgrade.tier.value,
+                "tier": upgrade.tier,
                 "daily_diagnoses": upgrade.daily_diagnoses,
                 "how": upgrade.how,
             },
@@ -331,7 +332,7 @@ def issue_evaluation_codes(
 ) -> list[IssuedCode]:
     """Mints `count` single-use codes; only their keyed hashes are stored."""
     days = settings.EVALUATION_DAYS if days is None else days
-    daily_limit = settings.TIER_DAILY_DIAGNOSES["scale"] if daily_limit is None else daily_limit
+    daily_limit = evaluation_tier().daily_diagnoses if daily_limit is None else daily_limit
     today = utc_day(timezone.now())
     redeem_by = redeem_by or today + timedelta(days=settings.EVALUATION_CODE_VALID_DAYS)
     if not 1 <= count <= MAX_CODES_PER_BATCH:

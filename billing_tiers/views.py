@@ -16,6 +16,7 @@ from accounts.actors import actor_of
 from billing_tiers import selectors, services
 from billing_tiers.forms import EvaluationRequestForm, RedeemForm
 from billing_tiers.throttles import redeem_attempt_wait
+from billing_tiers.tiers import evaluation_tier
 from config.problems import ApplicationError
 
 
@@ -33,7 +34,7 @@ def _page(
         "redeem_form": redeem_form or RedeemForm(),
         "redeem_error": redeem_error,
         "evaluation_days": settings.EVALUATION_DAYS,
-        "scale_daily": settings.TIER_DAILY_DIAGNOSES["scale"],
+        "scale_daily": evaluation_tier().daily_diagnoses,
     }
     return render(request, "billing_tiers/evaluation.html", context, status=status)
 

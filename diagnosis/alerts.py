@@ -41,7 +41,6 @@ from standardwebhooks import Webhook as Signer
 from accounts.actors import Actor
 from accounts.models import Organization
 from accounts.selectors import Forbidden, require_manager
-from billing_tiers.models import Tier
 from billing_tiers.selectors import entitlements_for, entitlements_for_organization
 from config import sql
 from config.problems import ApplicationError
@@ -74,8 +73,8 @@ def _require_alerts(organization: Organization, actor: Actor | None = None) -> N
     entitled = entitlements_for(actor) if actor else entitlements_for_organization(organization)
     if not entitled.alerts:
         raise Forbidden(
-            f"Alerts come with the {Tier.SCALE.label} tier "
-            f"(this organisation is on {entitled.tier.label})."
+            f"Alerts come with the {entitled.unlocked_by('alerts')} tier "
+            f"(this organisation is on {entitled.tier_label})."
         )
 
 

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from accounts.actors import SCOPE_DIAGNOSES_READ, SCOPE_DIAGNOSES_WRITE, actor_of
 from accounts.selectors import require_scope
+from billing_tiers.selectors import unlocking_label
 from diagnosis import questions, selectors
 from diagnosis.models import DiagnosisQuestion
 
@@ -62,7 +63,8 @@ class DiagnosisQuestionsApi(APIView):
         description=(
             "Ask a follow-up question. The answer quotes the sections of the failure's catalogue "
             "entry, its related entries and the log's masked evidence that match it best (BM25), "
-            "with links, or says that nothing known answers it. Scale tier only (403 otherwise); "
+            "with links, or says that nothing known answers it. "
+            f"{unlocking_label('follow_up_questions')} tier only (403 otherwise); "
             "counts against no quota. Needs the `diagnoses:write` scope."
         ),
     )

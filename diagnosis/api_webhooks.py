@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.actors import actor_of
+from billing_tiers.selectors import unlocking_label
 from diagnosis import alerts
 from diagnosis.models import DeliveryAttempt, Webhook, WebhookDelivery
 
@@ -75,7 +76,8 @@ class WebhookListApi(APIView):
     @extend_schema(
         operation_id="webhooks_list",
         responses={200: WebhookSerializer(many=True), **ERRORS},
-        description="The organisation's webhooks (owners and admins, Scale tier).",
+        description="The organisation's webhooks (owners and admins, "
+        f"{unlocking_label('alerts')} tier).",
     )
     def get(self, request: Request) -> Response:
         webhooks = alerts.webhooks_for(actor_of(request))
@@ -220,7 +222,8 @@ class EmailAlertListApi(APIView):
     @extend_schema(
         operation_id="email_alerts_list",
         responses={200: EmailAlertSerializer(many=True), **ERRORS},
-        description="The organisation's e-mail alerts (owners and admins, Scale tier).",
+        description="The organisation's e-mail alerts (owners and admins, "
+        f"{unlocking_label('alerts')} tier).",
     )
     def get(self, request: Request) -> Response:
         email_alerts = alerts.email_alerts_for(actor_of(request))

@@ -19,7 +19,6 @@ from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]  # ships no type
 
 from accounts.actors import Actor
 from accounts.selectors import Forbidden
-from billing_tiers.models import Tier
 from billing_tiers.selectors import entitlements_for
 from diagnosis.models import Diagnosis, DiagnosisQuestion
 from diagnosis.selectors import stored_result
@@ -174,8 +173,8 @@ def ask_question(*, actor: Actor, diagnosis: Diagnosis, question: str) -> Diagno
     entitled = entitlements_for(actor)
     if not entitled.follow_up_questions:
         raise Forbidden(
-            f"Follow-up questions come with the {Tier.SCALE.label} tier "
-            f"(this organisation is on {entitled.tier.label})."
+            f"Follow-up questions come with the {entitled.unlocked_by('follow_up_questions')} tier "
+            f"(this organisation is on {entitled.tier_label})."
         )
     if diagnosis.organization_id is None:  # a visitor's: no thread, and no Scale tier
         raise Forbidden("Follow-up questions are for an organisation's diagnoses.")

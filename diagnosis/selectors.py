@@ -16,14 +16,16 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import MaskingRule, Organization
+from accounts.models import Organization
 from accounts.selectors import (
+    MASKING_RULE_ROWS_SQL,
     STANDING_ROWS_SQL,
     StandingFacts,
+    masking_rule_rows_params,
     standing_facts_of,
     standing_rows_params,
 )
-from billing_tiers.models import QuotaUsage
+from billing_tiers.selectors import QUOTA_USED_SQL, quota_used_params
 from config import sql
 from diagnosis.models import Diagnosis
 from rootcause.masking.rules import Rule
@@ -44,17 +46,17 @@ def idempotency_key_digest(key: str) -> str:
     ).hexdigest()
 
 
-# Tags 0 and 1 are accounts' standing rows (the tier's facts); 2 a masking rule (its kind, value
-# and label), in the order the rules were made; 3 today's use of the quota (no row: none yet).
+# Composed of the fragments of the apps that own the tables (each reads only its own): tags 0 and
+# 1 are accounts' standing rows (the tier's facts); 2 a masking rule of accounts' (its kind, value
+# and label), in the order the rules were made; 3 today's use of billing_tiers' quota (no row:
+# none yet). The planner flattens the subqueries: the same plan as the tables read inline.
 _SUBMISSION_FACTS_SQL = (
     "SELECT tag, value, kind, label FROM ("  # noqa: S608 - no value in it
     f"SELECT tag, value, NULL AS kind, NULL AS label, at, id FROM ({STANDING_ROWS_SQL}) standing"
     " UNION ALL"
-    " SELECT 2, r.value, r.kind, r.label, r.created_at, r.id FROM accounts_maskingrule r"
-    " WHERE r.organization_id = %s"
+    f" SELECT 2, r.value, r.kind, r.label, r.at, r.id FROM ({MASKING_RULE_ROWS_SQL}) r"
     " UNION ALL"
-    " SELECT 3, CAST(q.used AS TEXT), NULL, NULL, NULL, NULL FROM billing_tiers_quotausage q"
-    " WHERE q.subject = %s AND q.day = %s"
+    f" SELECT 3, CAST(q.used AS TEXT), NULL, NULL, NULL, NULL FROM ({QUOTA_USED_SQL}) q"
     ") facts ORDER BY tag, at, id"
 )
 
@@ -79,9 +81,8 @@ def submission_facts(
         _SUBMISSION_FACTS_SQL,
         [
             *standing_rows_params(organization),
-            sql.param(MaskingRule, "organization", organization.pk),
-            quota_subject,
-            sql.param(QuotaUsage, "day", day),
+            *masking_rule_rows_params(organization),
+            *quota_used_params(quota_subject, day),
         ],
     )
     return SubmissionFacts(

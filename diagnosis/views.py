@@ -56,13 +56,12 @@ def paste_context(request: HttpRequest) -> dict[str, Any]:
     how long results are kept (the numbers from settings)."""
     actor = actor_of(request)
     entitlements = entitlements_for(actor)
-    tier = entitlements.tier.value
     return {
         "quota": quota_status(actor, entitlements=entitlements),
         "upgrade": upgrade_from(entitlements),
         "signed_in": not actor.is_anonymous,
         "anonymous_hours": settings.ANONYMOUS_RESULT_HOURS,
-        "history_days": settings.TIER_HISTORY_DAYS.get(tier),
+        "history_days": entitlements.history_days,
         "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
     }
 

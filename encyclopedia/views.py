@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 
 from accounts.actors import actor_of
 from billing_tiers.entitlements import entitlements_for, upgrade_from
-from billing_tiers.selectors import quota_status
+from billing_tiers.selectors import evaluation_offer, quota_status
 from config.problems import ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.serializers import MemoryEstimateInputSerializer
@@ -46,10 +46,9 @@ def _paste_box(request: HttpRequest) -> dict[str, Any]:
         "upgrade": upgrade_from(entitlements),
         "signed_in": not actor.is_anonymous,
         "anonymous_hours": settings.ANONYMOUS_RESULT_HOURS,
-        "history_days": settings.TIER_HISTORY_DAYS.get(entitlements.tier.value),
+        "history_days": entitlements.history_days,
         "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
-        "evaluation_days": settings.EVALUATION_DAYS,
-        "scale_daily": settings.TIER_DAILY_DIAGNOSES["scale"],
+        "evaluation": evaluation_offer(),
     }
 
 

@@ -22,7 +22,7 @@ from django.db import connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
-from accounts.models import Organization
+from accounts.selectors import organization_join_sql, organization_of
 from billing_tiers.services import refund_quota_for
 from config import sql
 from config.celery import app as celery_app
@@ -109,20 +109,19 @@ def _diagnosis_with_organization(diagnosis_id: str) -> Diagnosis | None:
         return None
     split = len(Diagnosis._meta.concrete_fields)
     row = sql.instance(Diagnosis, rows[0][:split])
-    organization = (
-        sql.instance(Organization, rows[0][split:]) if row.organization_id is not None else None
-    )
+    organization = organization_of(rows[0][split:]) if row.organization_id is not None else None
     Diagnosis.organization.field.set_cached_value(row, organization)
     return row
 
 
 @lru_cache(maxsize=1)
 def _diagnosis_with_organization_sql() -> str:
-    # Built on first use: the columns' quoting is the connection's.
+    # Built on first use: the columns' quoting is the connection's. The organisation's part is
+    # accounts' (its table).
+    organization, join = organization_join_sql("o", "d.organization_id")
     return (
-        f"SELECT {sql.columns(Diagnosis, 'd')}, {sql.columns(Organization, 'o')}"  # noqa: S608 - names only
-        " FROM diagnosis_diagnosis d LEFT JOIN accounts_organization o"
-        " ON o.id = d.organization_id WHERE d.id = %s"
+        f"SELECT {sql.columns(Diagnosis, 'd')}, {organization}"  # noqa: S608 - names only
+        f" FROM diagnosis_diagnosis d {join} WHERE d.id = %s"
     )
 
 

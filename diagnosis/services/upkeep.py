@@ -19,7 +19,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.models import Organization
 from accounts.selectors import require_manager
-from billing_tiers.selectors import entitlements_for_organization
+from billing_tiers.selectors import entitlements_for_organization, shortest_history_days
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline.table import active_statuses, needs_staged
 from diagnosis.services.lifecycle import enqueue_pipeline, fail_diagnosis
@@ -57,7 +57,7 @@ PURGE_BATCH = 1000
 
 def purge_expired_diagnoses() -> int:
     """Deletes visitors' diagnoses whose link has expired, and organisations' diagnoses older
-    than their tier keeps history (TIER_HISTORY_DAYS). The periodic purge; safe to run twice."""
+    than their tier keeps history (its history_days). The periodic purge; safe to run twice."""
     now = timezone.now()
     purged = 0
     while True:
@@ -68,7 +68,7 @@ def purge_expired_diagnoses() -> int:
             break
     # No tier keeps history for less than the shortest setting: only organisations with rows
     # older than that need their tier worked out.
-    oldest_kept = now - timedelta(days=min(settings.TIER_HISTORY_DAYS.values()))
+    oldest_kept = now - timedelta(days=shortest_history_days())
     organizations = (
         Organization.objects.filter(diagnoses__created_at__lt=oldest_kept).distinct().order_by()
     )

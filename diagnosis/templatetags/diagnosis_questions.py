@@ -9,7 +9,6 @@ from django import template
 
 from accounts.actors import actor_of
 from billing_tiers.entitlements import entitlements_for
-from billing_tiers.models import Tier
 from diagnosis.forms import QuestionForm
 from diagnosis.models import Diagnosis
 
@@ -25,8 +24,8 @@ def question_box(context: template.Context, diagnosis: Diagnosis) -> dict[str, A
         "diagnosis": diagnosis,
         "allowed": allowed,
         "visitor": diagnosis.organization_id is None,
-        "unlocking_tier": Tier.SCALE.label,
-        "current_tier": entitled.tier.label,
+        "unlocking_tier": entitled.unlocked_by("follow_up_questions"),
+        "current_tier": entitled.tier_label,
         "thread": list(diagnosis.questions.order_by("created_at")) if allowed else [],
         "form": QuestionForm(),
         "csrf_token": context.get("csrf_token"),

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from billing_tiers.services import MAX_CODES_PER_BATCH, issue_evaluation_codes
+from billing_tiers.tiers import evaluation_tier
 from config.problems import ApplicationError
 
 
@@ -41,7 +42,7 @@ class Command(BaseCommand):
             "--daily",
             type=int,
             default=None,
-            help=f"diagnoses a day (default {settings.TIER_DAILY_DIAGNOSES['scale']})",
+            help=f"diagnoses a day (default {evaluation_tier().daily_diagnoses})",
         )
         parser.add_argument(
             "--redeem-by",
