@@ -141,10 +141,10 @@ def follow_up_figure(cases_path: Path = QUESTIONS) -> dict[str, Any]:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
     from diagnosis.questions import evaluate as evaluate_questions
-    from rootcause.catalogue import load_entries
+    from rootcause.catalogue import entry_data, load_entries
 
     cases = json.loads(cases_path.read_text(encoding="utf-8"))
-    return evaluate_questions(cases, [dict(entry) for entry in load_entries()])
+    return evaluate_questions(cases, [entry_data(entry) for entry in load_entries()])
 
 
 def pct(part: int, whole: int) -> str:

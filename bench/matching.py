@@ -7,7 +7,6 @@ diagnose peak RSS is measured in a subprocess so that this process's memory does
 
 from __future__ import annotations
 
-import copy
 import random
 import subprocess
 import sys
@@ -15,8 +14,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from msgspec import UNSET
+from msgspec.structs import replace
+
 from bench.genlog import generate_log
-from rootcause.catalogue import load_entries
+from rootcause.catalogue import Entry, load_entries
 from rootcause.engine import Engine
 
 MB = 1_000_000
@@ -40,7 +42,7 @@ def chunks_of(size_bytes: int) -> list[str]:
     return out
 
 
-def synthetic_entries(entries: list[dict[str, Any]], factor: int) -> list[dict[str, Any]]:
+def synthetic_entries(entries: list[Entry], factor: int) -> list[Entry]:
     """The catalogue plus (factor-1) copies of it with plausible, literal-heavy new patterns."""
     rng = random.Random(1)
     out = list(entries)
@@ -50,22 +52,25 @@ def synthetic_entries(entries: list[dict[str, Any]], factor: int) -> list[dict[s
             rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randrange(5, 10))
         )
 
+    def new_pattern() -> str:
+        a, b, c = word(), word(), word()
+        return rng.choice(
+            [
+                f"{a.title()}Error: {b} [a-z_]{{3,20}} (failed|aborted) {c}",
+                f"{a} {b} (?P<size>[0-9.]+ [GM]iB)[^\\n]{{0,80}}{c}",
+                f"\\b{a}_{b}\\(\\) returned {c}",
+                f"(?i){a} {b} {c}",
+            ]
+        )
+
     for k in range(1, factor):
         for entry in entries:
-            clone = copy.deepcopy(entry)
-            clone["slug"] = f"{entry['slug']}-syn{k}"
-            for sig in clone["fingerprints"]["signals"]:
-                a, b, c = word(), word(), word()
-                sig["pattern"] = rng.choice(
-                    [
-                        f"{a.title()}Error: {b} [a-z_]{{3,20}} (failed|aborted) {c}",
-                        f"{a} {b} (?P<size>[0-9.]+ [GM]iB)[^\\n]{{0,80}}{c}",
-                        f"\\b{a}_{b}\\(\\) returned {c}",
-                        f"(?i){a} {b} {c}",
-                    ]
-                )
-                sig.pop("numeric", None)
-            out.append(clone)
+            signals = [
+                replace(sig, pattern=new_pattern(), numeric=UNSET)
+                for sig in entry.fingerprints.signals
+            ]
+            fingerprints = replace(entry.fingerprints, signals=signals)
+            out.append(replace(entry, slug=f"{entry.slug}-syn{k}", fingerprints=fingerprints))
     return out
 
 

@@ -197,7 +197,7 @@ def extraction_patterns(request: HttpRequest) -> HttpResponse:
     """What the page's evidence selection (static/diagnosis/extract.js) scans a big file for:
     the current catalogue's fingerprints and the engine's markers, as JavaScript patterns."""
     from encyclopedia.selectors import current_engine  # the engine compiles on first use
-    from rootcause.cli.extract import browser_patterns
+    from rootcause.extract import browser_patterns
 
     response = JsonResponse(browser_patterns(current_engine()))
     response["Cache-Control"] = "public, max-age=300"

@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from config.problems import ApplicationError
 from encyclopedia import services
 from encyclopedia.models import CatalogueVersion, Entry
+from rootcause.jsonvalue import JSONObject
 
 
 class EntryForm(forms.ModelForm):
@@ -17,7 +18,7 @@ class EntryForm(forms.ModelForm):
         fields = ["data"]
         widgets = {"data": forms.Textarea(attrs={"rows": 40, "cols": 120})}
 
-    def clean_data(self) -> dict[str, Any]:
+    def clean_data(self) -> JSONObject:
         try:
             return services.clean_entry_data(entry=self.instance, data=self.cleaned_data["data"])
         except ApplicationError as exc:

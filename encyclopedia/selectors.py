@@ -16,7 +16,9 @@ from billing_tiers.selectors import entitlements_for
 from config import sql
 from config.problems import PayloadTooLarge
 from encyclopedia.models import Entry
-from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS
+from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS, decode_entry
+from rootcause.catalogue import Entry as CatalogueEntry
+from rootcause.jsonvalue import JSONObject
 from rootcause.result import EvidenceLine, MatchedLine, SearchMatch
 
 if TYPE_CHECKING:
@@ -66,13 +68,22 @@ def current_version() -> str:
     return str(rows[0][0]) if rows and rows[0][0] else ""
 
 
-def current_catalogue() -> tuple[str, list[dict[str, Any]]]:
-    """(version, entries as in the YAML files, sorted by slug) in two queries."""
+def current_catalogue() -> tuple[str, list[JSONObject]]:
+    """(version, entries' data as in the YAML files, sorted by slug) in two queries."""
     version = current_version()
     # Sorted in Python: the database collation may order "-" differently, and the version digest
     # and the engine must see the same order everywhere.
-    entries = sorted(Entry.objects.values_list("data", flat=True), key=lambda e: e["slug"])
+    entries: list[JSONObject] = sorted(
+        Entry.objects.values_list("data", flat=True), key=lambda e: str(e["slug"])
+    )
     return version, entries
+
+
+def current_entries() -> tuple[str, list[CatalogueEntry]]:
+    """current_catalogue, decoded into typed entries (under a millisecond for the catalogue;
+    the rows were checked on the way in, by load_catalogue or the admin)."""
+    version, entries = current_catalogue()
+    return version, [decode_entry(data, source=str(data["slug"])) for data in entries]
 
 
 def get_entry(slug: str) -> Entry:
@@ -129,7 +140,7 @@ def current_engine() -> Engine:
     engine = _engine_cache.get(version)
     if engine is None:
         with _engine_lock:
-            version, entries = current_catalogue()
+            version, entries = current_entries()
             engine = _engine_cache.get(version)
             if engine is None:
                 engine = Engine(entries)
@@ -186,7 +197,7 @@ def _normal(line: str) -> str:
 def _text_matches(text: str) -> list[SearchMatch]:
     """Entries found case-insensitively: every keyword of a short query in the entry's title,
     slug, category, tags or signatures, or a signature inside a pasted line."""
-    _, entries = current_catalogue()
+    _, entries = current_entries()
     matches: list[SearchMatch] = []
     query = text.strip()
     words = _WORD_RE.findall(query.lower())
@@ -198,20 +209,20 @@ def _text_matches(text: str) -> list[SearchMatch]:
     lines = text.splitlines()[:SIGNATURE_SCAN_LINES]
     normal_lines = [_normal(line) for line in lines]
     for entry in entries:
-        title = str(entry.get("title", ""))
-        signatures = [str(s) for s in entry.get("signatures", [])]
+        title = entry.title
+        signatures = entry.signatures
         if keyword_query:
             fields = [
                 ("title", title),
-                ("slug", entry["slug"]),
-                ("category", str(entry.get("category", ""))),
-                *(("tag", str(t)) for t in entry.get("tags", [])),
+                ("slug", entry.slug),
+                ("category", entry.category),
+                *(("tag", t) for t in entry.tags),
                 *(("signature", s) for s in signatures),
             ]
             haystack = " ".join(text.replace("-", " ") for _, text in fields).lower()
             if all(word in haystack for word in words):
                 # The query's line, and each field of the entry that names one of its words.
-                in_title = all(word in f"{title} {entry['slug']}".lower() for word in words)
+                in_title = all(word in f"{title} {entry.slug}".lower() for word in words)
                 shown = [
                     MatchedLine(line=1, text=query, entry_field=name, entry_text=field_text)
                     for name, field_text in fields
@@ -219,7 +230,7 @@ def _text_matches(text: str) -> list[SearchMatch]:
                 ]
                 matches.append(
                     SearchMatch(
-                        slug=entry["slug"],
+                        slug=entry.slug,
                         title=title,
                         score=0.5 if in_title else 0.3,
                         lines=[EvidenceLine(line=1, text=query)],
@@ -241,7 +252,7 @@ def _text_matches(text: str) -> list[SearchMatch]:
             numbers = sorted({p.line for p in pairs})[:6]
             matches.append(
                 SearchMatch(
-                    slug=entry["slug"],
+                    slug=entry.slug,
                     title=title,
                     score=0.4,
                     lines=[EvidenceLine(line=n, text=lines[n - 1]) for n in numbers],

@@ -112,21 +112,3 @@ def compiled(
     if path is not None:
         _store(path, db)
     return db
-
-
-def known(key: str) -> bool:
-    """Whether ``mark(key)`` was called before (in this cache directory)."""
-    directory = cache_dir()
-    return directory is not None and (directory / f"{key}.ok").is_file()
-
-
-def mark(key: str) -> None:
-    """Remember ``key`` (a digest of something checked once, such as the catalogue's files)."""
-    directory = cache_dir()
-    if directory is None:
-        return
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"{key}.ok").touch()
-    except OSError:
-        pass

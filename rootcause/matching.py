@@ -11,13 +11,12 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 import hyperscan
+from msgspec import UnsetType
 
+from rootcause.catalogue.entry import Entry, SignalKind
 from rootcause.hscache import compiled
-
-Entry = dict[str, Any]
 
 # Confirmation looks at most this many characters before the match end (and a little after).
 CONFIRM_WINDOW = 4096
@@ -135,7 +134,7 @@ class Signal:
     slug: str
     id: str
     weight: float
-    kind: str
+    kind: SignalKind
     regex: re.Pattern[str]
     within_lines: int | None
     in_frame: re.Pattern[str] | None
@@ -145,33 +144,35 @@ class Signal:
 def signals_of(entries: list[Entry]) -> list[Signal]:
     out = []
     for index, entry in enumerate(entries):
-        for spec in entry["fingerprints"]["signals"]:
-            where = f"{entry['slug']}/{spec['id']}"
+        for spec in entry.fingerprints.signals:
+            where = f"{entry.slug}/{spec.id}"
             try:
-                compile_python(spec["pattern"])
-                in_frame = compile_python(spec["in_frame"]) if spec.get("in_frame") else None
-                numeric = parse_numeric(spec["numeric"]) if spec.get("numeric") else None
+                compile_python(spec.pattern)
+                in_frame = (
+                    None if isinstance(spec.in_frame, UnsetType) else compile_python(spec.in_frame)
+                )
+                numeric = (
+                    None if isinstance(spec.numeric, UnsetType) else parse_numeric(spec.numeric)
+                )
             except PatternError as exc:
                 raise PatternError(f"{where}: {exc}") from exc
             out.append(
                 Signal(
                     entry=index,
-                    slug=entry["slug"],
-                    id=spec["id"],
-                    weight=float(spec["weight"]),
-                    kind=spec.get("kind", "error"),
-                    regex=compile_python(spec["pattern"]),
-                    within_lines=spec.get("within_lines"),
+                    slug=entry.slug,
+                    id=spec.id,
+                    weight=spec.weight,
+                    kind=spec.signal_kind,
+                    regex=compile_python(spec.pattern),
+                    within_lines=None
+                    if isinstance(spec.within_lines, UnsetType)
+                    else spec.within_lines,
                     in_frame=in_frame,
                     numeric=numeric,
                 )
             )
     _check_all(
-        [
-            (f"{e['slug']}/{sig['id']}", sig["pattern"])
-            for e in entries
-            for sig in e["fingerprints"]["signals"]
-        ]
+        [(f"{e.slug}/{sig.id}", sig.pattern) for e in entries for sig in e.fingerprints.signals]
     )
     return out
 

@@ -19,13 +19,11 @@ from rootcause.result import DiagnosisResult, Remediation
 def remediation_for(entry: Entry, *, include_fix: bool) -> Remediation | None:
     if not include_fix:
         return None
-    fix = entry.get("fix") or {}
-    verification = entry.get("verification") or {}
     return Remediation(
-        steps=list(fix.get("steps", [])),
-        command=fix.get("command", ""),
-        verification_command=verification.get("command", ""),
-        verification_expect=verification.get("expect", ""),
+        steps=list(entry.fix.steps),
+        command=entry.fix.command,
+        verification_command=entry.verification.command,
+        verification_expect=entry.verification.expect,
     )
 
 

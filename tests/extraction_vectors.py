@@ -1,5 +1,5 @@
 """Test vectors for the web page's evidence selection (diagnosis/static/diagnosis/extract.js), a
-port of the CLI's extraction (rootcause/cli/extract.py): the lines the Python extractor keeps
+port of the CLI's extraction (rootcause/extract.py): the lines the Python extractor keeps
 of real logs, stored in tests/extraction_vectors.json, which tests/diagnosis/test_extract_js.py
 runs through both extractors.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from rootcause.cli import extract as cli_extract
+from rootcause import extract as extraction
 from rootcause.engine import get_engine
 from rootcause.masking import Masker
 
@@ -80,15 +80,15 @@ def python_selection(text: str, options: dict[str, int]) -> tuple[list[int], lis
 
     def run(teach: bool) -> set[int]:
         with contextlib.ExitStack() as stack:
-            stack.enter_context(mock.patch.multiple(cli_extract, **sizes))
-            masker = cli_extract._TeachingMasker
+            stack.enter_context(mock.patch.multiple(extraction, **sizes))
+            masker = extraction._TeachingMasker
             stack.enter_context(
                 mock.patch.object(masker, "_learn", learn if teach else learn_nothing)
             )
-            out = cli_extract.extract([text.encode("utf-8")], get_engine())
+            out = extraction.extract([text.encode("utf-8")], get_engine())
         return set(out.kept)
 
-    original_learn = cli_extract._TeachingMasker._learn
+    original_learn = extraction._TeachingMasker._learn
     full = run(teach=True)
     # Run again without teaching only when some line taught the masker a name.
     return sorted(full), sorted(full - run(teach=False)) if taught_any else []

@@ -14,14 +14,14 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import IO, Any
+from typing import IO
 
 from rootcause.cli.errors import InputError
-from rootcause.cli.extract import EXTRACT_ABOVE, Extract, TooMuchKept, extract
 from rootcause.cli.progress import size_text
 from rootcause.engine import Engine
 from rootcause.engine.scanning import rank_from_name
 from rootcause.evidence import parse_line
+from rootcause.extract import EXTRACT_ABOVE, Extract, TooMuchKept, extract
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.masking.masker import WHEN_NEEDED
@@ -72,7 +72,7 @@ def raw_pieces(path: str) -> Iterator[bytes]:
         return iter([data] if data else [])
     try:
         if path.endswith(".gz"):
-            stream: Any = gzip.open(path, "rb")  # noqa: SIM115
+            stream: io.BufferedIOBase = gzip.open(path, "rb")  # noqa: SIM115
         else:
             # closed by _rest when the pieces have been read
             stream = open(path, "rb")  # noqa: SIM115
@@ -89,7 +89,7 @@ def raw_pieces(path: str) -> Iterator[bytes]:
     return _rest(stream, first, name)
 
 
-def _rest(stream: Any, first: bytes, name: str) -> Iterator[bytes]:
+def _rest(stream: io.BufferedIOBase, first: bytes, name: str) -> Iterator[bytes]:
     try:
         if first:
             yield first

@@ -25,7 +25,7 @@ class Engine:
         self.version = catalogue_version(entries)
         self.signals: list[Signal] = signals_of(entries)
         self.scanner = Scanner(self.signals)
-        self.by_slug = {e["slug"]: e for e in entries}
+        self.by_slug = {e.slug: e for e in entries}
 
     def diagnose(self, chunks: Iterable[str]) -> DiagnosisResult:
         return self.diagnose_sources([("log", chunks)])
@@ -70,8 +70,8 @@ class Engine:
             lines = sorted({(n, t) for n, t, _ in pairs})
             found.append(
                 SearchMatch(
-                    slug=entry["slug"],
-                    title=entry["title"],
+                    slug=entry.slug,
+                    title=entry.title,
                     score=round(score, 3),
                     lines=[EvidenceLine(line=n, text=t) for n, t in lines[:5]],
                     matched=[

@@ -73,9 +73,9 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     return DiagnosisResult(
         outcome="diagnosed",
         failure=Failure(
-            slug=entry["slug"],
-            title=entry["title"],
-            category=entry["category"],
+            slug=entry.slug,
+            title=entry.title,
+            category=entry.category,
             confidence=round(min(score, 0.99), 2),
         ),
         root_cause=root_cause,
@@ -84,7 +84,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         collateral=_collateral_failures(held, ranked),
         evidence=evidence,
         missing_facts=missing,
-        encyclopedia_url=f"/encyclopedia/{entry['slug']}/",
+        encyclopedia_url=f"/encyclopedia/{entry.slug}/",
         catalogue_version=version,
     )
 
@@ -107,7 +107,7 @@ def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
         missing.insert(
             0,
             "the evidence is too thin to settle the cause (closest: "
-            f"{held.entries[best]['slug']}, score {scores[best]:.2f}): include the full "
+            f"{held.entries[best].slug}, score {scores[best]:.2f}): include the full "
             "traceback of the failing rank and the lines just before it",
         )
     return DiagnosisResult(
@@ -131,7 +131,7 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
     line = short(proposal.text)
     missing = [
         f"no fingerprint matched: line {proposal.line} resembles the catalogue's signature "
-        f"for {entry['slug']} ({proposal.similarity:.0f} % alike: {short(proposal.signature)}); "
+        f"for {entry.slug} ({proposal.similarity:.0f} % alike: {short(proposal.signature)}); "
         "include the full traceback of the failing process, with the lines just before it, "
         "to confirm or correct the class",
         *_missing_facts(scan, diagnosed=True, rank=None, multi=False),
@@ -144,13 +144,13 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
     return DiagnosisResult(
         outcome="diagnosed",
         failure=Failure(
-            slug=entry["slug"],
-            title=entry["title"],
-            category=entry["category"],
+            slug=entry.slug,
+            title=entry.title,
+            category=entry.category,
             confidence=proposal.confidence,
         ),
         root_cause=(
-            _first_sentence(str(entry.get("quick_answer") or entry["title"]))
+            _first_sentence(entry.quick_answer or entry.title)
             + f" (Proposed from a line that resembles this class's error: {line})"
         ),
         initiating_rank=None,
@@ -158,14 +158,14 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
         collateral=[],
         evidence=[where],
         missing_facts=missing,
-        encyclopedia_url=f"/encyclopedia/{entry['slug']}/",
+        encyclopedia_url=f"/encyclopedia/{entry.slug}/",
         catalogue_version=version,
     )
 
 
 def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, multi: bool) -> str:
     """The entry's quick answer, then which rank failed first and why, quoting the error."""
-    text = _first_sentence(str(entry.get("quick_answer") or entry["title"]))
+    text = _first_sentence(entry.quick_answer or entry.title)
     if rank is not None:
         text += f" Rank {rank} failed first ({reason})"
         text += f": {headline}" if headline else "."
@@ -239,7 +239,7 @@ def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[RankRow]
     return [
         RankRow(
             rank=rank,
-            slug=held.entries[e]["slug"],
+            slug=held.entries[e].slug,
             first_error_line=line,
             # a collateral class, or a rank that failed after the initiating one
             collateral=held.collateral(e) or (initiating is not None and rank != initiating),
@@ -251,7 +251,7 @@ def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[RankRow]
 def _collateral_failures(held: Held, ranked: list[int]) -> list[CollateralFailure]:
     return [
         CollateralFailure(
-            slug=held.entries[e]["slug"],
+            slug=held.entries[e].slug,
             ranks=sorted(r for r in held.ranks_of(e) if r is not None),
         )
         for e in ranked[1:]

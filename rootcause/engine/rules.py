@@ -59,7 +59,7 @@ class Held:
 
     def collateral(self, entry: int) -> bool:
         """The entry is a failure that follows from another (a watchdog timeout, a closed peer)."""
-        return bool(self.entries[entry]["fingerprints"].get("collateral", False))
+        return self.entries[entry].fingerprints.is_collateral
 
     def error_pids(self, pids: list[int]) -> list[int]:
         """The error signals among `pids`, or all of them when none is an error signal."""

@@ -76,7 +76,7 @@ class SignatureIndex:
         self.signatures: list[str] = []
         self.grams: list[frozenset[str]] = []
         for index, entry in enumerate(entries):
-            for signature in entry.get("signatures") or ():
+            for signature in entry.signatures:
                 norm = normalise(str(signature))
                 if len(norm) >= MIN_CHARS:
                     self.owners.append(index)

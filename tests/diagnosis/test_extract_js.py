@@ -1,5 +1,5 @@
 """The page's evidence selection (static/diagnosis/extract.js, run by node) keeps the lines the
-CLI's extraction (rootcause/cli/extract.py) keeps, on the vectors of tests/extraction_vectors.json:
+CLI's extraction (rootcause/extract.py) keeps, on the vectors of tests/extraction_vectors.json:
 the real logs of tests/logs, with small windows and at the CLI's own sizes."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from rootcause.cli.extract import browser_patterns, js_regex
 from rootcause.engine import get_engine
+from rootcause.extract import browser_patterns, js_regex
 from tests import extraction_vectors as vectors
 
 ROOT = vectors.ROOT

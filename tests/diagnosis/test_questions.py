@@ -15,11 +15,12 @@ from billing_tiers.models import QuotaUsage
 from diagnosis.models import Diagnosis
 from diagnosis.questions import evaluate
 from encyclopedia.services import load_catalogue
-from rootcause.catalogue import load_entries
+from rootcause.catalogue import entry_data, load_entries
 
 pytestmark = pytest.mark.django_db
 
-SHIPPED = {entry["slug"]: dict(entry) for entry in load_entries()}
+# As data, the form diagnosis.questions reads.
+SHIPPED: dict[str, dict[str, Any]] = {entry.slug: entry_data(entry) for entry in load_entries()}
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rootcause.catalogue import CATALOGUE_DIR, load_entries, validate_entry
+from rootcause.catalogue import CATALOGUE_DIR, decode_entry, load_entries
 
 # The failure classes of shared/taxonomy.yaml; a copy, because a clone of the project has no
 # shared/ folder next to it. The catalogue may hold more entries, never fewer.
@@ -84,16 +84,16 @@ def test_taxonomy_copy_has_the_50_classes() -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_file_is_valid_against_the_schema(path: Path) -> None:
-    entry = validate_entry(yaml.safe_load(path.read_text(encoding="utf-8")), source=path.name)
-    assert entry["slug"] == path.stem
+    entry = decode_entry(yaml.safe_load(path.read_text(encoding="utf-8")), source=path.name)
+    assert entry.slug == path.stem
 
 
 def test_whole_catalogue_loads_with_related_names_resolved() -> None:
     entries = load_entries()
-    slugs = [e["slug"] for e in entries]
+    slugs = [e.slug for e in entries]
     assert len(slugs) == len(set(slugs))
     for entry in entries:
-        assert entry["slug"] not in entry["related"], f"{entry['slug']} lists itself as related"
+        assert entry.slug not in entry.related, f"{entry.slug} lists itself as related"
 
 
 def test_every_taxonomy_slug_has_an_entry() -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rootcause.catalogue import Entry
+from rootcause.catalogue.entry import Fingerprints, FingerprintSignal, Fix, Verification
+
 
 def _entry(slug: str, signals: list[dict[str, Any]], *, collateral: bool = False) -> dict[str, Any]:
     return {
@@ -17,7 +20,44 @@ def _entry(slug: str, signals: list[dict[str, Any]], *, collateral: bool = False
     }
 
 
-def entries() -> list[dict[str, Any]]:
+def entries() -> list[Entry]:
+    return typed(data())
+
+
+def typed(items: list[dict[str, Any]]) -> list[Entry]:
+    """The entries as the engine takes them. Built directly, not decoded: these entries hold only
+    what the engine reads, not the prose a catalogue file must have."""
+    return [
+        Entry(
+            slug=d["slug"],
+            title=d["title"],
+            category=d["category"],
+            tags=[],
+            severity="high",
+            quick_answer=d["quick_answer"],
+            mechanism="",
+            observe=[],
+            symptoms=[],
+            affected=[],
+            checklist=[],
+            signatures=[],
+            root_causes=[],
+            fix=Fix(**d["fix"]),
+            prevention=[],
+            verification=Verification(**d["verification"]),
+            references=[],
+            related=[],
+            fingerprints=Fingerprints(
+                collateral=d["fingerprints"]["collateral"],
+                signals=[FingerprintSignal(**s) for s in d["fingerprints"]["signals"]],
+            ),
+        )
+        for d in items
+    ]
+
+
+def data() -> list[dict[str, Any]]:
+    """The entries as data, for a test to edit before `typed`."""
     return [
         _entry(
             "optimizer-oom",

@@ -5,7 +5,7 @@ import pytest
 from rootcause.engine import Engine
 from rootcause.remediation import remediation_for
 from rootcause.result import CollateralFailure, EvidenceLine
-from tests.rootcause.fixture_catalogue import entries
+from tests.rootcause.fixture_catalogue import data, entries, typed
 
 
 @pytest.fixture(scope="module")
@@ -212,11 +212,11 @@ def test_no_match_says_what_is_missing(engine):
 
 
 def test_weak_evidence_names_the_closest_entry():
-    catalogue = entries()
+    catalogue = data()
     catalogue[0]["fingerprints"]["signals"].append(
         {"id": "bare-oom", "pattern": r"CUDA out of memory", "weight": 0.2}
     )
-    result = Engine(catalogue).diagnose(["RuntimeError: CUDA out of memory.\n"])
+    result = Engine(typed(catalogue)).diagnose(["RuntimeError: CUDA out of memory.\n"])
     assert result.outcome == "no_match"
     assert result.missing_facts[0].startswith(
         "the evidence is too thin to settle the cause (closest: optimizer-oom, score 0.20)"
@@ -276,7 +276,7 @@ def test_memory_stays_bounded_while_streaming(engine):
 
 
 def test_within_lines_pairs_with_the_nearest_error_of_any_signal():
-    catalogue = entries()
+    catalogue = data()
     catalogue[2]["fingerprints"]["signals"].append(
         {
             "id": "hint",
@@ -286,7 +286,7 @@ def test_within_lines_pairs_with_the_nearest_error_of_any_signal():
             "within_lines": 2,
         }
     )
-    engine = Engine(catalogue)
+    engine = Engine(typed(catalogue))
     filler = "step\n" * 50
     text = (
         "RuntimeError: mat1 and mat2 shapes cannot be multiplied\n"

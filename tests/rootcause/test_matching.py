@@ -3,16 +3,16 @@ import pytest
 from rootcause.catalogue import load_entries
 from rootcause.engine import Engine
 from rootcause.matching import Matcher, PatternError, check_pattern, parse_numeric, to_number
-from tests.rootcause.fixture_catalogue import entries
+from tests.rootcause.fixture_catalogue import data, typed
 
 
 def test_every_catalogue_pattern_compiles_in_one_engine():
     shipped = load_entries()
     engine = Engine(shipped)
-    assert len(engine.signals) == sum(len(e["fingerprints"]["signals"]) for e in shipped)
+    assert len(engine.signals) == sum(len(e.fingerprints.signals) for e in shipped)
     for entry in shipped:
-        ids = [s["id"] for s in entry["fingerprints"]["signals"]]
-        assert len(ids) == len(set(ids)), entry["slug"]
+        ids = [s.id for s in entry.fingerprints.signals]
+        assert len(ids) == len(set(ids)), entry.slug
 
 
 @pytest.mark.parametrize(
@@ -32,10 +32,10 @@ def test_patterns_outside_the_contract_are_rejected(pattern):
 
 
 def test_an_entry_with_a_bad_pattern_names_itself():
-    bad = entries()
+    bad = data()
     bad[0]["fingerprints"]["signals"][0]["pattern"] = r"(x)\1"
     with pytest.raises(PatternError, match="optimizer-oom/oom"):
-        Engine(bad)
+        Engine(typed(bad))
 
 
 def test_named_groups_and_case_flag_are_accepted():

@@ -29,7 +29,7 @@
     delete form.dataset.blocked;
   }
 
-  // The lines the CLI's extraction keeps (extract.js, a port of rootcause/cli/extract.py): the
+  // The lines the CLI's extraction keeps (extract.js, a port of rootcause/extract.py): the
   // lines the engine reads from each fingerprint's and marker's hit, the lines around errors,
   // each rank's last lines, the head and the tail. The others are sent as empty lines, so the
   // line numbers the result cites stay those of the whole file.

@@ -1,4 +1,4 @@
-// The evidence of a big log, picked out in the browser: a port of rootcause/cli/extract.py (and
+// The evidence of a big log, picked out in the browser: a port of rootcause/extract.py (and
 // of the parts of rootcause/evidence.py and rootcause/engine/scanning.py it follows), so that
 // the page keeps the lines the CLI keeps: each line a catalogue fingerprint or an engine marker
 // flags and every line the engine's look-backs read from it (the traceback above an error, the
@@ -67,7 +67,7 @@
   var TRAINING_LINE = /\b(?:step|epoch|iter|iteration)\b[ =:\[]{0,3}\d|\b(?:train_|val_|eval_)?loss['"]?\s{0,3}[:=]\s{0,3}[0-9]/i;
   // One pattern for the 256 rank markers (each reported once per chunk): the number is checked.
   var MARKER = /\[(?:rank|default|Rank|RANK)(?: |: )?(\d{1,3})\]|\brank=(\d{1,3})\b|^(\d{1,3}): /g;
-  // rootcause/cli/extract.py
+  // rootcause/extract.py
   var RANK_MENTION = /\[(?:rank|default|Rank|RANK)(?: |: )?(\d{1,5})\]|\brank=(\d{1,5})\b|^(\d{1,5}): |^\[\d{1,5},(\d{1,5})\]<std/gm;
 
   function pyStrip(text) { return text.replace(/^\s+|\s+$/g, ""); }

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 import rootcause.cli
 from rootcause.cli import client, inputs
-from rootcause.cli.extract import EXTRACT_ABOVE, HEAD_LINES, TAIL_LINES, extract
 from rootcause.engine import get_engine
+from rootcause.extract import EXTRACT_ABOVE, HEAD_LINES, TAIL_LINES, extract
 from rootcause.masking import Masker, mask_log
 from rootcause.result import as_json
 from tests.rootcause.fake_service import FakeService
@@ -209,7 +209,7 @@ def test_a_big_log_on_standard_input_or_gzipped_is_extracted_too(tmp_path, monke
 def test_when_most_of_a_log_is_evidence_it_is_sent_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(client, "POLL_FIRST", 0.01)
     monkeypatch.setattr(inputs, "EXTRACT_ABOVE", 1000)
-    monkeypatch.setattr("rootcause.cli.extract.WORTH_IT", 0.0)
+    monkeypatch.setattr("rootcause.extract.WORTH_IT", 0.0)
     log = tmp_path / "train.log"
     log.write_text(healthy((), 200, 1))
 
