@@ -3,10 +3,11 @@
 The ORM builds and compiles its SQL anew on every call: for a join with a few conditions that is
 about a millisecond of CPU, more than PostgreSQL spends answering it, and a submission made
 several such reads (docs/benchmarks.md, "Where the per-diagnosis overhead went"). The hot reads
-are written here as SQL with `%s` parameters, in the dialect common to PostgreSQL and SQLite, and
-their rows are turned into model instances with the same converters the ORM applies (JSON
-decoded, SQLite's strings made datetimes and UUIDs), so callers get what the ORM would give.
-Everything else stays ORM.
+are written as SQL with `%s` parameters, in the dialect common to PostgreSQL and SQLite, each by
+the app that owns its tables (accounts.selectors, billing_tiers.selectors; a statement reading
+several apps' tables composes their fragments), with these helpers, which turn the rows into
+model instances with the same converters the ORM applies (JSON decoded, SQLite's strings made
+datetimes and UUIDs), so callers get what the ORM would give. Everything else stays ORM.
 """
 
 from __future__ import annotations
