@@ -57,7 +57,7 @@ from config.problems import (
     Unprocessable,
     outage_errors,
 )
-from diagnosis.alerts import enqueue_alerts
+from diagnosis.hooks import diagnosis_finished
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest, idempotency_key_digest, submission_facts
@@ -742,8 +742,12 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
         with transaction.atomic():
             changed = _update_diagnosis(values, where=held, params=held_params)
             if changed == 1:
-                # The alerts' outbox rows commit with the status, or neither does.
-                enqueue_alerts(claim.diagnosis.id, organization_id=claim.diagnosis.organization_id)
+                # What reacts to a finished diagnosis (the alerts' outbox rows) commits with the
+                # status, or neither does.
+                diagnosis_finished(
+                    diagnosis_id=claim.diagnosis.id,
+                    organization_id=claim.diagnosis.organization_id,
+                )
     else:
         changed = _update_diagnosis(values, where=held, params=held_params)
     if changed == 1:
