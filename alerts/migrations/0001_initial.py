@@ -12,10 +12,15 @@ MODELS = ["webhook", "webhookdelivery", "deliveryattempt"]
 
 
 def _relabel(apps: Any, schema_editor: Any, old: str, new: str) -> None:
-    content_type = apps.get_model("contenttypes", "ContentType")
-    content_type.objects.using(schema_editor.connection.alias).filter(
-        app_label=old, model__in=MODELS
-    ).update(app_label=new)
+    types = apps.get_model("contenttypes", "ContentType").objects.using(
+        schema_editor.connection.alias
+    )
+    # A type already under the new label (made by a `migrate` that ran since) stays; the old one
+    # is then left for `remove_stale_contenttypes`.
+    taken = set(types.filter(app_label=new, model__in=MODELS).values_list("model", flat=True))
+    types.filter(app_label=old, model__in=[m for m in MODELS if m not in taken]).update(
+        app_label=new
+    )
 
 
 def move_content_types(apps: Any, schema_editor: Any) -> None:
