@@ -133,14 +133,14 @@ QUESTIONS = Path(__file__).with_name("questions.json")
 
 def follow_up_figure(cases_path: Path = QUESTIONS) -> dict[str, Any]:
     """Follow-up questions: how often the expected catalogue section is quoted first
-    (diagnosis.questions.evaluate over bench/questions.json and the shipped catalogue)."""
+    (questions.answers.evaluate over bench/questions.json and the shipped catalogue)."""
     import os
 
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    from diagnosis.questions import evaluate as evaluate_questions
+    from questions.answers import evaluate as evaluate_questions
     from rootcause.catalogue import entry_data, load_entries
 
     cases = json.loads(cases_path.read_text(encoding="utf-8"))

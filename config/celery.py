@@ -15,7 +15,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("rootcause")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["workers", "diagnosis", "billing_tiers"])
+app.autodiscover_tasks(["workers", "diagnosis", "billing_tiers", "alerts"])
 
 # Database connections in a worker. Celery's Django fix-up closes every connection before and
 # after each task unless CELERY_DB_REUSE_MAX is set: a new PostgreSQL connection (and a new server
@@ -46,7 +46,8 @@ app.conf.beat_schedule = {
         "task": "workers.tasks.sweep_stuck_diagnoses",
         "schedule": float(settings.DIAGNOSIS_SWEEP_SECONDS),
     },
-    # Alert deliveries whose message was lost (a worker killed between commit and publication).
+    # Alert deliveries whose message was lost (a worker killed between commit and publication):
+    # alerts/tasks.py, under the name it had in workers/tasks.py.
     "sweep-pending-deliveries": {
         "task": "workers.tasks.sweep_pending_deliveries",
         "schedule": 60.0,

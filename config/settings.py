@@ -45,6 +45,8 @@ INSTALLED_APPS = [
     "billing_tiers",
     "encyclopedia",
     "diagnosis",
+    "alerts",
+    "questions",
     "workers",
 ]
 

@@ -19,6 +19,8 @@ urlpatterns = [
     path("api/v1/", include("billing_tiers.urls_api")),
     path("api/v1/", include("accounts.urls_api")),
     path("api/v1/", include("diagnosis.urls_api")),
+    path("api/v1/", include("questions.urls_api")),
+    path("api/v1/", include("alerts.urls_api")),
     path("api/v1/", include("encyclopedia.urls_api")),
     # Anything else under /api/ (a malformed id too) is a problem+json 404, not an HTML page.
     re_path(r"^api(/|$)", problems.api_not_found),
@@ -27,4 +29,6 @@ urlpatterns = [
     # /accounts/… (sign-up, sign-in, verification, invitations) and /settings/…
     path("", include("accounts.urls")),
     path("", include("diagnosis.urls")),
+    path("", include("questions.urls")),
+    path("", include("alerts.urls")),
 ]

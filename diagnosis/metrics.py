@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from functools import cache
 from typing import cast
@@ -23,7 +23,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
-from diagnosis.models import Diagnosis, WebhookDelivery
+from diagnosis.models import Diagnosis
 from diagnosis.pipeline.table import active_statuses, stages
 
 
@@ -199,16 +199,6 @@ class DatabaseCollector(Collector):
             active.add_metric([status], counts.get(status, 0))
         yield active
 
-        outbox = GaugeMetricFamily(
-            "rootcause_webhook_deliveries", "Alert deliveries by state.", labels=["state"]
-        )
-        states = dict(
-            WebhookDelivery.objects.values_list("state").annotate(n=Count("id")).order_by()
-        )
-        for state in WebhookDelivery.State:
-            outbox.add_metric([state.value], states.get(state.value, 0))
-        yield outbox
-
         queue = GaugeMetricFamily(
             "rootcause_queue_depth", "Messages waiting in the Celery queue.", labels=["queue"]
         )
@@ -231,7 +221,20 @@ def _queue_depth() -> int:
         return -1  # unknown: Redis did not answer
 
 
+# The collectors of the apps above diagnosis (alerts' outbox), registered in their `ready()`:
+# diagnosis serves /metrics without importing them.
+_COLLECTORS: list[Callable[[], Collector]] = []
+
+
+def register_collector(factory: Callable[[], Collector]) -> None:
+    """Adds an app's figures to /metrics: `factory()` makes a collector for each scrape."""
+    if factory not in _COLLECTORS:
+        _COLLECTORS.append(factory)
+
+
 def metrics(request: HttpRequest) -> HttpResponse:
     registry = CollectorRegistry()
     registry.register(DatabaseCollector())
+    for factory in _COLLECTORS:
+        registry.register(factory())
     return HttpResponse(generate_latest(registry), content_type="text/plain; version=0.0.4")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from celery import Task, shared_task
 
-from diagnosis import alerts, services
+from diagnosis import services
 from diagnosis.pipeline.loop import run_stages
 from diagnosis.pipeline.stage import Stage
 from diagnosis.pipeline.table import STAGES
@@ -59,31 +59,3 @@ def sweep_staging() -> int:
 def purge_expired_diagnoses() -> int:
     """Visitors' results past their link's lifetime, organisations' past their tier's history."""
     return services.purge_expired_diagnoses()
-
-
-@shared_task(
-    name="workers.tasks.deliver_webhook",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    soft_time_limit=60,
-    time_limit=90,
-)
-def deliver_webhook(delivery_id: str) -> None:
-    """Sends one outbox row; on a timeout, a 5xx or a 429, again later with backoff and jitter.
-
-    The next attempt is a new message with a countdown rather than a Celery retry: the service
-    bounds the attempts (a day after the event), and the outbox row, not the message, holds the
-    state (when the next attempt is due, who holds it): a duplicate message does nothing, and a
-    lost one is found by `sweep_pending_deliveries`.
-    """
-    wait = alerts.attempt_delivery(delivery_id=delivery_id)
-    if isinstance(wait, alerts.Busy):
-        # Another task is sending it, or was killed doing so: look again when its lease expires.
-        deliver_webhook.apply_async(args=(delivery_id,), countdown=wait.retry_after)
-    elif wait is not None:
-        deliver_webhook.apply_async(args=(delivery_id,), countdown=wait)
-
-
-@shared_task(name="workers.tasks.sweep_pending_deliveries", acks_late=True, time_limit=120)
-def sweep_pending_deliveries() -> int:
-    return alerts.sweep_pending_deliveries()

@@ -27,7 +27,7 @@ from billing_tiers.services import refund_quota_for
 from config import sql
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
-from diagnosis.alerts import enqueue_alerts
+from diagnosis.hooks import diagnosis_finished
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline.table import (
     active_statuses,
@@ -251,8 +251,12 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
         with transaction.atomic():
             changed = _update_diagnosis(values, where=held, params=held_params)
             if changed == 1:
-                # The alerts' outbox rows commit with the status, or neither does.
-                enqueue_alerts(claim.diagnosis.id, organization_id=claim.diagnosis.organization_id)
+                # What reacts to a finished diagnosis (the alerts' outbox rows) commits with the
+                # status, or neither does.
+                diagnosis_finished(
+                    diagnosis_id=claim.diagnosis.id,
+                    organization_id=claim.diagnosis.organization_id,
+                )
     else:
         changed = _update_diagnosis(values, where=held, params=held_params)
     if changed == 1:

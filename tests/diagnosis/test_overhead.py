@@ -299,7 +299,7 @@ def test_the_pipeline_reads_its_row_once_and_the_catalogue_version_once(
 def test_the_alerts_of_a_diagnosis_cost_no_query_for_a_visitor_and_one_without_endpoints(
     acme: Any,
 ) -> None:
-    from diagnosis import alerts
+    from alerts import services as alerts
 
     with CaptureQueriesContext(connection) as queries:
         assert alerts.enqueue_alerts(uuid.uuid4(), organization_id=None) == 0

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 import standardwebhooks
 
-from diagnosis import alerts
-from diagnosis.models import Diagnosis, Webhook, WebhookDelivery
+from alerts import delivery as sending
+from alerts import services
+from alerts.models import Webhook, WebhookDelivery
+from diagnosis.models import Diagnosis
 from tests.diagnosis.logs import OOM_LOG
 
 pytestmark = pytest.mark.e2e
@@ -98,7 +100,7 @@ def _endpoints(acme: Any, receiver: Receiver, *paths: str) -> list[Webhook]:
     hooks = []
     for path in paths:
         hook = Webhook.objects.create(
-            organization=acme, url=f"{receiver.url}{path}", secret=alerts.new_secret()
+            organization=acme, url=f"{receiver.url}{path}", secret=services.new_secret()
         )
         receiver.secrets[path] = hook.secret
         hooks.append(hook)
@@ -199,7 +201,7 @@ def test_a_worker_killed_as_the_diagnosis_finishes_delivers_once(
     deadline = time.monotonic() + 90
     while not _all_delivered(diagnosis_id, 2) and time.monotonic() < deadline:
         time.sleep(5)
-        alerts.sweep_pending_deliveries()
+        sending.sweep_pending_deliveries()
 
     assert _all_delivered(diagnosis_id, 2)
     _assert_exactly_once(receiver, diagnosis_id, ("/first", "/second"))

@@ -13,8 +13,8 @@ from rest_framework.test import APIClient
 
 from billing_tiers.models import QuotaUsage
 from diagnosis.models import Diagnosis
-from diagnosis.questions import evaluate
 from encyclopedia.services import load_catalogue
+from questions.answers import evaluate
 from rootcause.catalogue import entry_data, load_entries
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,7 @@
 """`{% question_box diagnosis %}`: the follow-up question box under a result and its thread
-(Scale), or what tier unlocks it, so that the result page's view need not know about it."""
+(Scale), or what tier unlocks it, so that the result page's view need not know about it: the
+result page (diagnosis/detail.html) loads this library by name, and diagnosis imports nothing of
+the questions app."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ from django import template
 
 from accounts.actors import actor_of
 from billing_tiers.entitlements import entitlements_for
-from diagnosis.forms import QuestionForm
 from diagnosis.models import Diagnosis
+from questions.forms import QuestionForm
 
 register = template.Library()
 
 
-@register.inclusion_tag("diagnosis/_questions.html", takes_context=True)
+@register.inclusion_tag("questions/_questions.html", takes_context=True)
 def question_box(context: template.Context, diagnosis: Diagnosis) -> dict[str, Any]:
     request = context["request"]
     entitled = entitlements_for(actor_of(request))

@@ -16,8 +16,10 @@ import standardwebhooks
 from django.db import transaction
 
 from accounts.actors import actor_for_person
-from diagnosis import alerts
-from diagnosis.models import Diagnosis, WebhookDelivery
+from alerts import delivery as sending
+from alerts import payloads, services
+from alerts.models import Webhook, WebhookDelivery
+from diagnosis.models import Diagnosis
 from tests.diagnosis.logs import OOM_LOG
 
 pytestmark = pytest.mark.django_db
@@ -117,7 +119,7 @@ def test_a_finished_diagnosis_is_posted_signed_with_its_result(
     assert data["link"].endswith(f"/diagnoses/{diagnosis_id}/")
     assert "alice@acme.example" not in body.decode()
     with pytest.raises(standardwebhooks.WebhookVerificationError):
-        standardwebhooks.Webhook(alerts.new_secret()).verify(body, headers)
+        standardwebhooks.Webhook(services.new_secret()).verify(body, headers)
 
     log = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
     assert [(d["state"], d["diagnosis"]) for d in log] == [("delivered", diagnosis_id)]
@@ -131,7 +133,7 @@ def test_retries_on_5xx_and_429_then_succeeds(
     acme_scale, alice_api, receiver, django_capture_on_commit_callbacks, monkeypatch
 ):
     # Tasks run inline here, countdowns and all: the next attempt must be due at once.
-    monkeypatch.setattr(alerts, "backoff_seconds", lambda attempts: 0.0)
+    monkeypatch.setattr(sending, "backoff_seconds", lambda attempts: 0.0)
     hook = _webhook(alice_api, receiver.url)
     receiver.script = [500, 429, 503]
 
@@ -160,24 +162,24 @@ def test_another_4xx_is_not_retried(
 def test_backoff_grows_with_jitter_and_a_day_old_delivery_is_given_up(
     acme_scale, alice_api, receiver, django_capture_on_commit_callbacks
 ):
-    first = [alerts.backoff_seconds(1) for _ in range(50)]
+    first = [sending.backoff_seconds(1) for _ in range(50)]
     assert all(5 <= s <= 10 for s in first)
     assert len(set(first)) > 1
-    assert 20 <= alerts.backoff_seconds(3) <= 40
-    assert alerts.backoff_seconds(30) <= alerts.BACKOFF_MAX_SECONDS
+    assert 20 <= sending.backoff_seconds(3) <= 40
+    assert sending.backoff_seconds(30) <= sending.BACKOFF_MAX_SECONDS
 
     hook = _webhook(alice_api, receiver.url)
     receiver.script = [500]
-    delivery = alerts.send_test_event(
+    delivery = services.send_test_event(
         actor=actor_for_person(acme_scale.memberships.first().user, acme_scale.pk),
-        webhook=alerts.Webhook.objects.get(id=hook["id"]),
+        webhook=Webhook.objects.get(id=hook["id"]),
     )
     from django.utils import timezone
 
     WebhookDelivery.objects.filter(id=delivery.id).update(
-        created_at=timezone.now() - alerts.GIVE_UP_AFTER
+        created_at=timezone.now() - sending.GIVE_UP_AFTER
     )
-    assert alerts.attempt_delivery(delivery_id=delivery.id) is None
+    assert sending.attempt_delivery(delivery_id=delivery.id) is None
     delivery.refresh_from_db()
     assert delivery.state == "failed"
 
@@ -202,24 +204,24 @@ def test_private_loopback_and_link_local_addresses_are_refused(
         "http://[::1]/",
         "http://[fe80::1]/",
     ):
-        with pytest.raises(alerts.RefusedAddress):
-            alerts.check_destination(url)
+        with pytest.raises(sending.RefusedAddress):
+            sending.check_destination(url)
 
 
 def test_every_redirect_hop_is_checked_and_followed_by_hand(
     acme_scale, alice_api, receiver, monkeypatch
 ):
     checked: list[str] = []
-    check = alerts.check_destination
+    check = sending.check_destination
 
-    def recording(url: str) -> alerts.Destination:
+    def recording(url: str) -> sending.Destination:
         checked.append(url)
         return check(url)
 
-    monkeypatch.setattr(alerts, "check_destination", recording)
+    monkeypatch.setattr(sending, "check_destination", recording)
     receiver.redirect_to = f"{receiver.url}/final"
 
-    sent = alerts._send(f"{receiver.url}/moved", "{}", {"content-type": "application/json"})
+    sent = sending._send(f"{receiver.url}/moved", "{}", {"content-type": "application/json"})
 
     assert sent.status_code == 200
     assert checked == [f"{receiver.url}/moved", f"{receiver.url}/final"]
@@ -234,7 +236,7 @@ def test_one_outbox_row_per_diagnosis_and_endpoint_even_when_completion_runs_twi
     diagnosis_id = _diagnose(alice_api, django_capture_on_commit_callbacks)
 
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
-        assert alerts.enqueue_alerts(diagnosis_id) == 0
+        assert services.enqueue_alerts(diagnosis_id) == 0
 
     assert WebhookDelivery.objects.filter(diagnosis_id=diagnosis_id).count() == 2
     assert len(receiver.received) == 2
@@ -310,9 +312,9 @@ def test_alerts_are_scale_only_and_the_refusal_names_the_tier(alice_api, acme, r
 def test_an_organisation_off_scale_gets_no_alerts(
     acme, alice_api, receiver, django_capture_on_commit_callbacks
 ):
-    from diagnosis.models import Webhook
+    from alerts.models import Webhook
 
-    Webhook.objects.create(organization=acme, url=receiver.url, secret=alerts.new_secret())
+    Webhook.objects.create(organization=acme, url=receiver.url, secret=services.new_secret())
 
     _diagnose(alice_api, django_capture_on_commit_callbacks)
 
@@ -334,8 +336,8 @@ def test_a_second_completion_before_the_first_delivery_sends_nothing_more(
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert alerts.enqueue_alerts(diagnosis.id) == 1
-        assert alerts.enqueue_alerts(diagnosis.id) == 0
+        assert services.enqueue_alerts(diagnosis.id) == 1
+        assert services.enqueue_alerts(diagnosis.id) == 0
 
     assert WebhookDelivery.objects.filter(diagnosis=diagnosis).count() == 1
     assert len(receiver.received) == 1
@@ -368,7 +370,7 @@ def test_a_slack_compatible_endpoint_gets_a_message_with_the_link(
 
 
 def test_slack_blocks_escape_slacks_control_characters():
-    message = alerts.slack_message(
+    message = payloads.slack_message(
         {
             "type": "diagnosis.done",
             "data": {
@@ -394,7 +396,7 @@ def test_a_name_resolving_to_loopback_is_refused_when_private_addresses_are_off(
     settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
     port = receiver.server.server_address[1]
 
-    sent = alerts._send(f"http://localhost:{port}/hook", "{}", {})
+    sent = sending._send(f"http://localhost:{port}/hook", "{}", {})
 
     assert sent.status_code is None
     assert sent.error.startswith("refused")
@@ -411,9 +413,9 @@ def test_the_connection_goes_to_the_resolved_address_with_the_name_in_the_host_h
         lookups.append(host)
         return ["127.0.0.1"]
 
-    monkeypatch.setattr(alerts, "resolve", resolver)
+    monkeypatch.setattr(sending, "resolve", resolver)
 
-    sent = alerts._send(f"http://hooks.acme.example:{port}/hook", "{}", {})
+    sent = sending._send(f"http://hooks.acme.example:{port}/hook", "{}", {})
 
     assert sent.status_code == 200
     assert lookups == ["hooks.acme.example"]  # resolved once, by the check
@@ -436,7 +438,7 @@ class _Rebinding:
 
 def test_a_rebinding_name_is_connected_to_at_the_address_that_was_checked(settings, monkeypatch):
     settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
-    monkeypatch.setattr(alerts, "resolve", _Rebinding())
+    monkeypatch.setattr(sending, "resolve", _Rebinding())
     seen: list[Any] = []
 
     def internet(request: Any) -> Any:  # stands in for the public host: no network in tests
@@ -447,9 +449,9 @@ def test_a_rebinding_name_is_connected_to_at_the_address_that_was_checked(settin
 
     import httpx
 
-    monkeypatch.setattr(alerts, "transport", lambda: httpx.MockTransport(internet))
+    monkeypatch.setattr(sending, "transport", lambda: httpx.MockTransport(internet))
 
-    sent = alerts._send("https://hooks.attacker.example/hook", "{}", {})
+    sent = sending._send("https://hooks.attacker.example/hook", "{}", {})
 
     assert sent.status_code == 200
     (request,) = seen
@@ -463,7 +465,7 @@ def test_a_redirect_to_a_name_that_now_resolves_to_loopback_is_refused(
     receiver, settings, monkeypatch
 ):
     settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = False
-    monkeypatch.setattr(alerts, "resolve", _Rebinding())
+    monkeypatch.setattr(sending, "resolve", _Rebinding())
     port = receiver.server.server_address[1]
     seen: list[Any] = []
     import httpx
@@ -472,9 +474,9 @@ def test_a_redirect_to_a_name_that_now_resolves_to_loopback_is_refused(
         seen.append(request)
         return httpx.Response(307, headers={"location": f"http://hooks.attacker.example:{port}/"})
 
-    monkeypatch.setattr(alerts, "transport", lambda: httpx.MockTransport(internet))
+    monkeypatch.setattr(sending, "transport", lambda: httpx.MockTransport(internet))
 
-    sent = alerts._send("https://hooks.attacker.example/hook", "{}", {})
+    sent = sending._send("https://hooks.attacker.example/hook", "{}", {})
 
     assert len(seen) == 1
     assert sent.error.startswith("refused")
@@ -491,35 +493,35 @@ def test_a_duplicate_message_neither_sends_alongside_nor_early_and_a_lost_one_is
 
     from django.utils import timezone
 
-    from diagnosis.models import Webhook
+    from alerts.models import Webhook
 
     hook = Webhook.objects.create(
-        organization=acme_scale, url=receiver.url, secret=alerts.new_secret()
+        organization=acme_scale, url=receiver.url, secret=services.new_secret()
     )
-    delivery = alerts.send_test_event(
+    delivery = services.send_test_event(
         actor=actor_for_person(alice, acme_scale.pk), webhook=hook
     )  # its message is never published: on_commit is not run here
     rows = WebhookDelivery.objects.filter(id=delivery.id)
 
     rows.update(leased_until=timezone.now() + timedelta(seconds=30))  # another task sends it
-    busy = alerts.attempt_delivery(delivery_id=delivery.id)
-    assert isinstance(busy, alerts.Busy)
+    busy = sending.attempt_delivery(delivery_id=delivery.id)
+    assert isinstance(busy, sending.Busy)
     assert 20 < busy.retry_after <= 30
 
     rows.update(leased_until=None, next_attempt_at=timezone.now() + timedelta(minutes=5))
-    assert alerts.attempt_delivery(delivery_id=delivery.id) is None  # not due: a duplicate
+    assert sending.attempt_delivery(delivery_id=delivery.id) is None  # not due: a duplicate
     assert receiver.received == []
     with django_capture_on_commit_callbacks(execute=True):
-        assert alerts.sweep_pending_deliveries() == 0  # scheduled, not lost
+        assert sending.sweep_pending_deliveries() == 0  # scheduled, not lost
 
     rows.update(next_attempt_at=timezone.now() - timedelta(minutes=5))  # its message was lost
     with django_capture_on_commit_callbacks(execute=True):
-        assert alerts.sweep_pending_deliveries() == 1
+        assert sending.sweep_pending_deliveries() == 1
 
     assert len(receiver.received) == 1
     assert rows.get().state == "delivered"
     with django_capture_on_commit_callbacks(execute=True):
-        assert alerts.sweep_pending_deliveries() == 0
+        assert sending.sweep_pending_deliveries() == 0
 
 
 def _self_signed(tmp_path: Any, name: str) -> tuple[str, str]:
@@ -582,13 +584,13 @@ def test_https_to_the_pinned_address_sends_the_name_in_sni_and_checks_the_certif
     port = receiver.server.server_address[1]
     # The receiver's certificate is trusted; the name, not the address, must match it.
     monkeypatch.setattr(
-        alerts,
+        sending,
         "transport",
         lambda: httpx.HTTPTransport(verify=ssl.create_default_context(cafile=cert)),
     )
-    monkeypatch.setattr(alerts, "resolve", lambda host, port: ["127.0.0.1"])
+    monkeypatch.setattr(sending, "resolve", lambda host, port: ["127.0.0.1"])
 
-    sent = alerts._send(f"https://hooks.acme.test:{port}/hook", "{}", {})
+    sent = sending._send(f"https://hooks.acme.test:{port}/hook", "{}", {})
 
     assert names == ["hooks.acme.test"]  # SNI carried the name, though the URL had the address
     if delivered:

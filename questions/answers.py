@@ -1,4 +1,4 @@
-"""Follow-up questions on a diagnosis, answered from what the catalogue knows.
+"""How a follow-up question on a diagnosis is answered: from what the catalogue knows.
 
 Retrieval, not generation: the diagnosis's catalogue entry and its related entries are cut into
 sections (quick answer, mechanism, what to observe, symptoms, checklist, root causes, fix,
@@ -14,14 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]  # ships no type hints
 
-from accounts.actors import Actor
-from accounts.selectors import Forbidden
-from billing_tiers.selectors import entitlements_for
-from diagnosis.models import Diagnosis, DiagnosisQuestion
-from diagnosis.selectors import stored_result
+from diagnosis.models import Diagnosis
 from encyclopedia.models import Entry
 
 # Sections quoted per answer, and the BM25 score under which a section is not evidence.
@@ -149,7 +144,7 @@ def sections_for(entries: Iterable[dict[str, Any]], evidence: str = "") -> list[
     return found
 
 
-def _entries_of(diagnosis: Diagnosis) -> list[dict[str, Any]]:
+def entries_of(diagnosis: Diagnosis) -> list[dict[str, Any]]:
     entry = Entry.objects.filter(slug=diagnosis.failure_slug).first()
     if entry is None:
         return []
@@ -165,40 +160,6 @@ def answer_text(hits: list[Hit]) -> str:
             "entries nor the log's evidence mention it."
         )
     return "\n\n".join(f"{hit.section.title}: {hit.section.text.strip()}" for hit in hits)
-
-
-def ask_question(*, actor: Actor, diagnosis: Diagnosis, question: str) -> DiagnosisQuestion:
-    """Answers a question on one of the organisation's diagnoses and keeps it on its thread.
-    Scale only; counts against no quota."""
-    entitled = entitlements_for(actor)
-    if not entitled.follow_up_questions:
-        raise Forbidden(
-            f"Follow-up questions come with the {entitled.unlocked_by('follow_up_questions')} tier "
-            f"(this organisation is on {entitled.tier_label})."
-        )
-    if diagnosis.organization_id is None:  # a visitor's: no thread, and no Scale tier
-        raise Forbidden("Follow-up questions are for an organisation's diagnoses.")
-    result = stored_result(diagnosis)
-    evidence = "\n".join(e.text for e in result.evidence) if result else ""
-    hits = rank_sections(sections_for(_entries_of(diagnosis), evidence), question)
-    with transaction.atomic():
-        return DiagnosisQuestion.objects.create(
-            organization_id=diagnosis.organization_id,
-            diagnosis=diagnosis,
-            asked_by=actor.user,
-            question=question,
-            answer=answer_text(hits),
-            citations=[
-                {
-                    "slug": h.section.slug,
-                    "section": h.section.key,
-                    "title": h.section.title,
-                    "link": h.section.link,
-                    "score": round(h.score, 3),
-                }
-                for h in hits
-            ],
-        )
 
 
 def evaluate(cases: list[dict[str, Any]], entries: list[dict[str, Any]]) -> dict[str, Any]:

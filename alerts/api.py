@@ -14,9 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.actors import actor_of
+from alerts import selectors, services
+from alerts.models import DeliveryAttempt, Webhook, WebhookDelivery
 from billing_tiers.selectors import unlocking_label
-from diagnosis import alerts
-from diagnosis.models import DeliveryAttempt, Webhook, WebhookDelivery
 
 PROBLEM = OpenApiResponse(description="problem+json")
 ERRORS: dict[int, Any] = {401: PROBLEM, 403: PROBLEM, 404: PROBLEM}
@@ -80,7 +80,7 @@ class WebhookListApi(APIView):
         f"{unlocking_label('alerts')} tier).",
     )
     def get(self, request: Request) -> Response:
-        webhooks = alerts.webhooks_for(actor_of(request))
+        webhooks = selectors.webhooks_for(actor_of(request))
         return Response(WebhookSerializer(webhooks, many=True).data)
 
     @extend_schema(
@@ -95,14 +95,14 @@ class WebhookListApi(APIView):
     )
     def post(self, request: Request) -> Response:
         actor = actor_of(request)
-        alerts.webhooks_for(actor)  # the role and the tier, before the body
+        selectors.webhooks_for(actor)  # the role and the tier, before the body
         data = WebhookSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        webhook = alerts.create_webhook(
+        webhook = services.create_webhook(
             actor=actor,
             url=fields["url"],
-            filters=alerts.WebhookFilters.from_data(fields),
+            filters=services.WebhookFilters.from_data(fields),
         )
         return Response(CreatedWebhookSerializer(webhook).data, status=201)
 
@@ -117,8 +117,8 @@ class WebhookDetailApi(APIView):
     )
     def delete(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
-        webhook = alerts.get_webhook_for(actor, webhook_id, self.channel)
-        alerts.delete_webhook(actor=actor, webhook=webhook)
+        webhook = selectors.get_webhook_for(actor, webhook_id, self.channel)
+        services.delete_webhook(actor=actor, webhook=webhook)
         return Response(status=204)
 
 
@@ -132,8 +132,8 @@ class WebhookDeliveriesApi(APIView):
     )
     def get(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
-        webhook = alerts.get_webhook_for(actor, webhook_id, self.channel)
-        deliveries = alerts.deliveries_for(actor, webhook)[:100]
+        webhook = selectors.get_webhook_for(actor, webhook_id, self.channel)
+        deliveries = selectors.deliveries_for(actor, webhook)[:100]
         return Response(DeliverySerializer(deliveries, many=True).data)
 
 
@@ -148,8 +148,8 @@ class WebhookTestApi(APIView):
     )
     def post(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
-        delivery = alerts.send_test_event(
-            actor=actor, webhook=alerts.get_webhook_for(actor, webhook_id, self.channel)
+        delivery = services.send_test_event(
+            actor=actor, webhook=selectors.get_webhook_for(actor, webhook_id, self.channel)
         )
         delivery.refresh_from_db()
         return Response(DeliverySerializer(delivery).data, status=202)
@@ -166,9 +166,9 @@ class DeliveryRedeliverApi(APIView):
     )
     def post(self, request: Request, webhook_id: str, delivery_id: str) -> Response:
         actor = actor_of(request)
-        delivery = alerts.redeliver(
+        delivery = services.redeliver(
             actor=actor,
-            delivery=alerts.get_delivery_for(actor, webhook_id, delivery_id, self.channel),
+            delivery=selectors.get_delivery_for(actor, webhook_id, delivery_id, self.channel),
         )
         return Response(DeliverySerializer(delivery).data, status=202)
 
@@ -203,7 +203,7 @@ class EmailAlertSerializer(serializers.ModelSerializer):
             field: getattr(instance, field)
             for field in ("category", "failure_slug", "min_confidence", "first_occurrence_only")
         }
-        # Prefetched by alerts.email_alerts_for: no query per alert.
+        # Prefetched by selectors.email_alerts_for: no query per alert.
         members = [
             str(membership.public_id)
             for user in instance.recipients.all()
@@ -226,7 +226,7 @@ class EmailAlertListApi(APIView):
         f"{unlocking_label('alerts')} tier).",
     )
     def get(self, request: Request) -> Response:
-        email_alerts = alerts.email_alerts_for(actor_of(request))
+        email_alerts = selectors.email_alerts_for(actor_of(request))
         return Response(EmailAlertSerializer(email_alerts, many=True).data)
 
     @extend_schema(
@@ -241,16 +241,16 @@ class EmailAlertListApi(APIView):
     )
     def post(self, request: Request) -> Response:
         actor = actor_of(request)
-        alerts.email_alerts_for(actor)  # the role and the tier, before the body
+        selectors.email_alerts_for(actor)  # the role and the tier, before the body
         data = EmailAlertSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        alert = alerts.create_email_alert(
+        alert = services.create_email_alert(
             actor=actor,
             member_ids=fields["recipients"],
-            filters=alerts.WebhookFilters.from_data(fields),
+            filters=services.WebhookFilters.from_data(fields),
         )
-        created = alerts.email_alerts_for(actor).get(id=alert.id)
+        created = selectors.email_alerts_for(actor).get(id=alert.id)
         return Response(EmailAlertSerializer(created).data, status=201)
 
 

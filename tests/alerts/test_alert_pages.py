@@ -4,20 +4,18 @@ question box under a result, and the failure classes on the history page."""
 
 from __future__ import annotations
 
-import re
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.core import mail
 from django.db import transaction
 from django.test import Client
-from django.utils import timezone
 
 from accounts.services import remove_member
-from diagnosis import alerts
-from diagnosis.models import Diagnosis, Webhook, WebhookDelivery
-from tests.diagnosis import test_alerts
+from alerts import services
+from alerts.models import Webhook, WebhookDelivery
+from diagnosis.models import Diagnosis
+from tests.alerts import test_alerts
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
 
 pytestmark = pytest.mark.django_db
@@ -94,7 +92,7 @@ def test_test_event_delivery_log_and_redeliver_from_the_page(
     acme_scale, alice, receiver, django_capture_on_commit_callbacks
 ):
     webhook = Webhook.objects.create(
-        organization=acme_scale, url=receiver.url, secret=alerts.new_secret()
+        organization=acme_scale, url=receiver.url, secret=services.new_secret()
     )
     page = _browser(alice)
     receiver.script = [500]
@@ -123,7 +121,7 @@ def test_test_event_delivery_log_and_redeliver_from_the_page(
 
 def test_another_organisations_alert_is_not_found(acme_scale, alice, charlie, umbrella):
     theirs = Webhook.objects.create(
-        organization=umbrella, url="https://x.example/", secret=alerts.new_secret()
+        organization=umbrella, url="https://x.example/", secret=services.new_secret()
     )
 
     page = _browser(alice)
@@ -134,7 +132,7 @@ def test_another_organisations_alert_is_not_found(acme_scale, alice, charlie, um
 
 def test_removing_a_webhook(acme_scale, alice):
     webhook = Webhook.objects.create(
-        organization=acme_scale, url="https://x.example/", secret=alerts.new_secret()
+        organization=acme_scale, url="https://x.example/", secret=services.new_secret()
     )
 
     assert _browser(alice).post(f"{PAGE}{webhook.id}/delete/").status_code == 302
@@ -183,7 +181,7 @@ def test_chosen_members_get_one_masked_email_per_matching_diagnosis(
 
     # A second completion writes and sends nothing.
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
-        assert alerts.enqueue_alerts(diagnosis_id) == 0
+        assert services.enqueue_alerts(diagnosis_id) == 0
     assert len(mail.outbox) == 1
 
 
@@ -236,93 +234,6 @@ def test_a_test_email_goes_through_the_outbox(
     assert all(m.subject == "rootcause: test alert" for m in mail.outbox)
     log = page.get(f"{PAGE}{alert.id}/").content.decode()
     assert "mailed to 2 members" in log
-
-
-# --- Follow-up questions on the result page -----------------------------------------------------
-
-
-def test_the_question_box_answers_with_quoted_sections_and_links(
-    acme_scale, alice, django_capture_on_commit_callbacks
-):
-    page = _browser(alice)
-    diagnosis_id = _diagnose(page, django_capture_on_commit_callbacks)
-
-    before = page.get(f"/diagnoses/{diagnosis_id}/").content.decode()
-    assert 'id="id_question"' in before
-
-    asked = page.post(
-        f"/diagnoses/{diagnosis_id}/questions/", {"question": "How do I fix the memory?"}
-    )
-    assert asked.status_code == 302
-    assert asked["Location"] == f"/diagnoses/{diagnosis_id}/#questions"
-
-    after = page.get(f"/diagnoses/{diagnosis_id}/").content.decode()
-    question = Diagnosis.objects.get(id=diagnosis_id).questions.get()
-    assert "How do I fix the memory?" in after
-    assert question.citations  # the one-entry test catalogue answers it
-    for citation in question.citations:
-        assert f'href="{citation["link"]}"' in after
-
-
-def test_other_tiers_see_which_tier_unlocks_questions_and_cannot_ask(
-    acme, alice, django_capture_on_commit_callbacks
-):
-    page = _browser(alice)
-    diagnosis_id = _diagnose(page, django_capture_on_commit_callbacks)
-
-    text = page.get(f"/diagnoses/{diagnosis_id}/").content.decode()
-    assert 'id="questions-locked"' in text
-    assert "Scale" in text
-    assert 'id="id_question"' not in text
-    refused = page.post(f"/diagnoses/{diagnosis_id}/questions/", {"question": "why?"})
-    assert refused.status_code == 403
-    assert not Diagnosis.objects.get(id=diagnosis_id).questions.exists()
-
-
-def test_a_visitor_sees_that_questions_are_for_organisations(
-    client, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/", {"log_text": OOM_LOG})
-    assert response.status_code == 302
-
-    text = client.get(response["Location"]).content.decode()
-    assert 'id="questions-locked"' in text
-    assert 'id="id_question"' not in text
-
-
-# --- The history page's failure classes ---------------------------------------------------------
-
-
-def _done(organization: Any, slug: str, days_ago: float) -> Diagnosis:
-    row = Diagnosis.objects.create(
-        organization=organization,
-        source="api",
-        size_bytes=1,
-        status="done",
-        outcome="diagnosed",
-        failure_slug=slug,
-    )
-    Diagnosis.objects.filter(id=row.id).update(created_at=timezone.now() - timedelta(days=days_ago))
-    return row
-
-
-def test_the_history_page_shows_each_classs_recurrence_of_this_organisation_only(
-    acme, umbrella, alice
-):
-    for days in (0.1, 2, 20):
-        _done(acme, "optimizer-state-oom", days)
-    _done(acme, "nccl-timeout", 40)
-    for _ in range(3):
-        _done(umbrella, "optimizer-state-oom", 1)
-
-    text = _browser(alice).get("/diagnoses/").content.decode()
-
-    rows = dict(re.findall(r'<tr data-class="([a-z-]+)">(.*?)</tr>', text, flags=re.S))
-    assert set(rows) == {"optimizer-state-oom", "nccl-timeout"}
-    counts = re.findall(r'<td class="num">(\d+)</td>', rows["optimizer-state-oom"])
-    assert counts == ["2", "3"]  # 7 and 30 days: Umbrella's three are not counted
-    assert re.findall(r'<td class="num">(\d+)</td>', rows["nccl-timeout"]) == ["0", "0"]
 
 
 def test_the_settings_page_links_managers_to_the_alerts(acme, alice):

@@ -1,5 +1,5 @@
-"""Pages of the Scale features: the organisation's alerts (webhooks and e-mail alerts, their
-delivery log, test and redeliver) and the follow-up questions under a result."""
+"""Pages of the organisation's alerts (Scale; owners and admins): webhooks and e-mail alerts,
+their delivery log, test and redeliver."""
 
 from __future__ import annotations
 
@@ -10,15 +10,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.actors import Actor, actor_of
 from accounts.selectors import Forbidden, members_for, require_manager
+from alerts import selectors, services
+from alerts.forms import EmailAlertForm, WebhookForm
+from alerts.models import Webhook
 from config.problems import ApplicationError
-from diagnosis import alerts, questions, selectors
-from diagnosis.forms import EmailAlertForm, QuestionForm, WebhookForm
-from diagnosis.models import Webhook
 from encyclopedia.selectors import list_entries
 
 ALERTS = "diagnosis-alerts"
@@ -47,21 +46,21 @@ def _page(
 ) -> HttpResponse:
     actor = actor_of(request)
     try:
-        webhooks = list(alerts.webhooks_for(actor))
+        webhooks = list(selectors.webhooks_for(actor))
     except Forbidden as exc:
         # A manager off Scale is told which tier unlocks alerts; a member is refused.
         require_manager(actor)
-        return render(request, "diagnosis/alerts.html", {"refusal": exc.detail}, status=403)
+        return render(request, "alerts/alerts.html", {"refusal": exc.detail}, status=403)
     choices = _filter_choices()
     context = {
         "organization": actor.organization,
         "webhooks": webhooks,
-        "email_alerts": list(alerts.email_alerts_for(actor)),
+        "email_alerts": list(selectors.email_alerts_for(actor)),
         "webhook_form": webhook_form or WebhookForm(**choices),
         "email_form": email_form or EmailAlertForm(members=_member_choices(actor), **choices),
         **extra,
     }
-    return render(request, "diagnosis/alerts.html", context, status=status)
+    return render(request, "alerts/alerts.html", context, status=status)
 
 
 @login_required
@@ -74,15 +73,15 @@ def alerts_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def create_webhook(request: HttpRequest) -> HttpResponse:
     actor = actor_of(request)
-    alerts.webhooks_for(actor)  # the role and the tier, before the form
+    selectors.webhooks_for(actor)  # the role and the tier, before the form
     form = WebhookForm(request.POST, **_filter_choices())
     if not form.is_valid():
         return _page(request, webhook_form=form, status=400)
     try:
-        webhook = alerts.create_webhook(
+        webhook = services.create_webhook(
             actor=actor,
             url=form.cleaned_data["url"],
-            filters=alerts.WebhookFilters.from_data(form.cleaned_data),
+            filters=services.WebhookFilters.from_data(form.cleaned_data),
         )
     except ApplicationError as exc:
         form.add_error("url", exc.detail)
@@ -97,15 +96,15 @@ def create_webhook(request: HttpRequest) -> HttpResponse:
 @require_POST
 def create_email_alert(request: HttpRequest) -> HttpResponse:
     actor = actor_of(request)
-    alerts.webhooks_for(actor)
+    selectors.webhooks_for(actor)
     form = EmailAlertForm(request.POST, members=_member_choices(actor), **_filter_choices())
     if not form.is_valid():
         return _page(request, email_form=form, status=400)
     try:
-        alerts.create_email_alert(
+        services.create_email_alert(
             actor=actor,
             member_ids=form.cleaned_data["recipients"],
-            filters=alerts.WebhookFilters.from_data(form.cleaned_data),
+            filters=services.WebhookFilters.from_data(form.cleaned_data),
         )
     except ApplicationError as exc:
         form.add_error("recipients", exc.detail)
@@ -117,16 +116,16 @@ def create_email_alert(request: HttpRequest) -> HttpResponse:
 def _alert(actor: Actor, alert_id: uuid.UUID) -> Webhook:
     """A webhook or an e-mail alert of the actor's organisation (404 otherwise)."""
     try:
-        return alerts.get_webhook_for(actor, alert_id)
+        return selectors.get_webhook_for(actor, alert_id)
     except Http404:  # perhaps an e-mail alert
-        return alerts.get_webhook_for(actor, alert_id, Webhook.Channel.EMAIL)
+        return selectors.get_webhook_for(actor, alert_id, Webhook.Channel.EMAIL)
 
 
 @login_required
 @require_POST
 def delete_alert(request: HttpRequest, alert_id: uuid.UUID) -> HttpResponse:
     actor = actor_of(request)
-    alerts.delete_webhook(actor=actor, webhook=_alert(actor, alert_id))
+    services.delete_webhook(actor=actor, webhook=_alert(actor, alert_id))
     messages.success(request, "The alert was removed, with its delivery log.")
     return redirect(ALERTS)
 
@@ -136,7 +135,7 @@ def delete_alert(request: HttpRequest, alert_id: uuid.UUID) -> HttpResponse:
 def test_alert(request: HttpRequest, alert_id: uuid.UUID) -> HttpResponse:
     actor = actor_of(request)
     webhook = _alert(actor, alert_id)
-    alerts.send_test_event(actor=actor, webhook=webhook)
+    services.send_test_event(actor=actor, webhook=webhook)
     messages.success(request, "A test event is on its way; its delivery is in the log below.")
     return redirect("diagnosis-alert-log", alert_id=webhook.id)
 
@@ -146,10 +145,8 @@ def test_alert(request: HttpRequest, alert_id: uuid.UUID) -> HttpResponse:
 def alert_log(request: HttpRequest, alert_id: uuid.UUID) -> HttpResponse:
     actor = actor_of(request)
     webhook = _alert(actor, alert_id)
-    deliveries = list(alerts.deliveries_for(actor, webhook)[:100])
-    return render(
-        request, "diagnosis/alert_log.html", {"webhook": webhook, "deliveries": deliveries}
-    )
+    deliveries = list(selectors.deliveries_for(actor, webhook)[:100])
+    return render(request, "alerts/alert_log.html", {"webhook": webhook, "deliveries": deliveries})
 
 
 @login_required
@@ -157,29 +154,7 @@ def alert_log(request: HttpRequest, alert_id: uuid.UUID) -> HttpResponse:
 def redeliver(request: HttpRequest, alert_id: uuid.UUID, delivery_id: uuid.UUID) -> HttpResponse:
     actor = actor_of(request)
     webhook = _alert(actor, alert_id)
-    delivery = alerts.get_delivery_for(actor, webhook.id, delivery_id, webhook.channel)
-    alerts.redeliver(actor=actor, delivery=delivery)
+    delivery = selectors.get_delivery_for(actor, webhook.id, delivery_id, webhook.channel)
+    services.redeliver(actor=actor, delivery=delivery)
     messages.success(request, "The delivery is being sent again, with the same id.")
     return redirect("diagnosis-alert-log", alert_id=webhook.id)
-
-
-@login_required
-@require_POST
-def ask_question(request: HttpRequest, diagnosis_id: uuid.UUID) -> HttpResponse:
-    """The result page's question box (Scale): the answer joins the thread under the result."""
-    actor = actor_of(request)
-    diagnosis = selectors.get_diagnosis_for(actor, diagnosis_id)
-    form = QuestionForm(request.POST)
-    back = reverse("diagnosis-detail", args=[diagnosis.id]) + "#questions"
-    if not form.is_valid():
-        messages.error(request, "Write a question of up to 1000 characters.")
-        return redirect(back)
-    try:
-        questions.ask_question(
-            actor=actor, diagnosis=diagnosis, question=form.cleaned_data["question"]
-        )
-    except Forbidden:
-        raise
-    except ApplicationError as exc:
-        messages.error(request, exc.detail)
-    return redirect(back)

@@ -11,8 +11,9 @@ from rest_framework.views import APIView
 from accounts.actors import SCOPE_DIAGNOSES_READ, SCOPE_DIAGNOSES_WRITE, actor_of
 from accounts.selectors import require_scope
 from billing_tiers.selectors import unlocking_label
-from diagnosis import questions, selectors
-from diagnosis.models import DiagnosisQuestion
+from diagnosis import selectors
+from questions import services
+from questions.models import DiagnosisQuestion
 
 PROBLEM = OpenApiResponse(description="problem+json")
 
@@ -74,7 +75,7 @@ class DiagnosisQuestionsApi(APIView):
         data = QuestionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         diagnosis = selectors.get_diagnosis_for(actor, diagnosis_id)
-        asked = questions.ask_question(
+        asked = services.ask_question(
             actor=actor, diagnosis=diagnosis, question=data.validated_data["question"]
         )
         return Response(QuestionSerializer(asked).data, status=201)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django import forms
+
+
+class AlertFiltersForm(forms.Form):
+    """The filters an alert (webhook or e-mail) shares: empty or zero means any."""
+
+    category = forms.ChoiceField(label="Category", required=False)
+    failure_slug = forms.ChoiceField(label="Failure class", required=False)
+    min_confidence = forms.FloatField(
+        label="Minimum confidence", required=False, min_value=0.0, max_value=1.0, initial=0.0
+    )
+    first_occurrence_only = forms.BooleanField(
+        label="Only the first time a class is seen", required=False
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        failures: Iterable[tuple[str, str]] = (),
+        categories: Iterable[str] = (),
+        **kwargs: Any,
+    ):
+        super().__init__(*args, **kwargs)
+        self.fields["failure_slug"].choices = [("", "any"), *failures]  # type: ignore[attr-defined]
+        self.fields["category"].choices = [  # type: ignore[attr-defined]
+            ("", "any"),
+            *((c, c) for c in categories),
+        ]
+
+
+class WebhookForm(AlertFiltersForm):
+    url = forms.URLField(
+        label="Endpoint URL", max_length=500, assume_scheme="https", widget=forms.URLInput
+    )
+    payload_format = forms.ChoiceField(
+        label="Payload",
+        choices=[
+            ("standard", "Standard Webhooks event (JSON)"),
+            ("slack", "Slack-compatible message (text and blocks)"),
+        ],
+        initial="standard",
+    )
+    field_order = ["url", "payload_format"]
+
+
+class EmailAlertForm(AlertFiltersForm):
+    recipients = forms.MultipleChoiceField(
+        label="Members to e-mail", widget=forms.CheckboxSelectMultiple
+    )
+    field_order = ["recipients"]
+
+    def __init__(self, *args: Any, members: Iterable[tuple[str, str]] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["recipients"].choices = list(members)  # type: ignore[attr-defined]

@@ -1,0 +1,113 @@
+"""What an alert says: the event body of a finished diagnosis (the stored, masked result), and
+the same event as a Slack message or as an e-mail's subject and text."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin
+
+from django.conf import settings
+from django.utils import timezone
+
+from diagnosis.models import Diagnosis
+from diagnosis.selectors import stored_result
+from rootcause.result import as_json
+
+EVENT_DIAGNOSIS_DONE = "diagnosis.done"
+EVENT_TEST = "webhook.test"
+
+
+def site_link(path: str) -> str:
+    return urljoin(settings.SITE_URL.rstrip("/") + "/", path.lstrip("/"))
+
+
+def diagnosis_payload(diagnosis: Diagnosis) -> dict[str, Any]:
+    """The event body: the typed result (masked text only; the fix only if the tier includes it,
+    as the result stored it) and the fields a receiver routes on."""
+    result = stored_result(diagnosis)
+    data: dict[str, Any] = {"diagnosis_id": str(diagnosis.id), "link": ""}
+    data["link"] = site_link(f"/diagnoses/{diagnosis.id}/")
+    if result is not None:
+        full = as_json(result)
+        data.update(
+            failure=full.get("failure"),
+            root_cause=full.get("root_cause"),
+            initiating_rank=full.get("initiating_rank"),
+            collateral=full.get("collateral", []),
+            remediation=full.get("remediation"),
+            result=full,
+        )
+    return {
+        "type": EVENT_DIAGNOSIS_DONE,
+        "timestamp": timezone.now().isoformat(),
+        "data": data,
+    }
+
+
+def _slack_escaped(text: str) -> str:
+    """Text for Slack's mrkdwn: &, < and > are its control characters."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
+    """The event as a Slack-compatible incoming-webhook message: `text` (one line with the link,
+    for notifications and clients without blocks) and `blocks` (the failure as a linked heading,
+    the root cause, the initiating rank)."""
+    data = payload.get("data", {})
+    if payload.get("type") != EVENT_DIAGNOSIS_DONE:
+        text = f"rootcause: test event for webhook {data.get('webhook_id', '')}"
+        return {"text": text, "blocks": [_slack_section(_slack_escaped(text))]}
+    failure = data.get("failure") or {}
+    what = failure.get("title") or "no known failure"
+    rank = data.get("initiating_rank")
+    where = f" (rank {rank} failed first)" if rank is not None else ""
+    cause = data.get("root_cause") or ""
+    link = data.get("link") or ""
+    heading = f"*<{link}|{_slack_escaped(what)}>*"
+    if failure.get("category"):
+        heading += f" · {_slack_escaped(str(failure['category']))}"
+    if failure.get("confidence") is not None:
+        heading += f" · confidence {float(failure['confidence']):.2f}"
+    blocks = [_slack_section(heading)]
+    if cause:
+        blocks.append(_slack_section(_slack_escaped(cause)))
+    if rank is not None:
+        blocks.append(
+            {
+                "type": "context",
+                "elements": [{"type": "mrkdwn", "text": f"Rank {rank} failed first."}],
+            }
+        )
+    return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
+
+
+def _slack_section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def email_text(payload: dict[str, Any]) -> tuple[str, str]:
+    """The subject and the plain-text body of an alert e-mail: masked text only (the stored
+    result), with the link to the result."""
+    data = payload.get("data", {})
+    if payload.get("type") != EVENT_DIAGNOSIS_DONE:
+        return (
+            "rootcause: test alert",
+            "This is a test of a rootcause e-mail alert: alerts on finished diagnoses that "
+            f"match its filters come to this address.\n\n{data.get('link', '')}\n",
+        )
+    failure = data.get("failure") or {}
+    title = failure.get("title") or "No known failure matched"
+    lines = [title]
+    if failure.get("category") or failure.get("confidence") is not None:
+        lines[0] += (
+            f" ({failure.get('category', '')}, confidence {failure.get('confidence', 0):.2f})"
+        )
+    if data.get("root_cause"):
+        lines += ["", f"Root cause: {data['root_cause']}"]
+    if data.get("initiating_rank") is not None:
+        lines += [f"Rank {data['initiating_rank']} failed first; the others followed from it."]
+    steps = (data.get("remediation") or {}).get("steps") or []
+    if steps:
+        lines += ["", "Fix:", *(f"{n}. {step}" for n, step in enumerate(steps, 1))]
+    lines += ["", f"The result: {data.get('link', '')}", ""]
+    return f"rootcause: {title}", "\n".join(lines)

@@ -1,0 +1,48 @@
+"""Follow-up questions on a diagnosis (Scale): asking one keeps it, with its answer, on the
+diagnosis's thread."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from accounts.actors import Actor
+from accounts.selectors import Forbidden
+from billing_tiers.selectors import entitlements_for
+from diagnosis.models import Diagnosis
+from diagnosis.selectors import stored_result
+from questions.answers import answer_text, entries_of, rank_sections, sections_for
+from questions.models import DiagnosisQuestion
+
+
+def ask_question(*, actor: Actor, diagnosis: Diagnosis, question: str) -> DiagnosisQuestion:
+    """Answers a question on one of the organisation's diagnoses and keeps it on its thread.
+    Scale only; counts against no quota."""
+    entitled = entitlements_for(actor)
+    if not entitled.follow_up_questions:
+        raise Forbidden(
+            f"Follow-up questions come with the {entitled.unlocked_by('follow_up_questions')} tier "
+            f"(this organisation is on {entitled.tier_label})."
+        )
+    if diagnosis.organization_id is None:  # a visitor's: no thread, and no Scale tier
+        raise Forbidden("Follow-up questions are for an organisation's diagnoses.")
+    result = stored_result(diagnosis)
+    evidence = "\n".join(e.text for e in result.evidence) if result else ""
+    hits = rank_sections(sections_for(entries_of(diagnosis), evidence), question)
+    with transaction.atomic():
+        return DiagnosisQuestion.objects.create(
+            organization_id=diagnosis.organization_id,
+            diagnosis=diagnosis,
+            asked_by=actor.user,
+            question=question,
+            answer=answer_text(hits),
+            citations=[
+                {
+                    "slug": h.section.slug,
+                    "section": h.section.key,
+                    "title": h.section.title,
+                    "link": h.section.link,
+                    "score": round(h.score, 3),
+                }
+                for h in hits
+            ],
+        )
