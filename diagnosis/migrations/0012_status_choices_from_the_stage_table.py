@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("diagnosis", "0010_fewer_indexes_on_diagnosis"),
+        ("diagnosis", "0011_alerts_and_questions_move_out"),
     ]
 
     operations = [
