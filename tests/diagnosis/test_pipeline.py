@@ -4,8 +4,8 @@ a stage added in a fixture (one row and one runner) goes through the whole pipel
 from __future__ import annotations
 
 import dataclasses
-from datetime import timedelta
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
