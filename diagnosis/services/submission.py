@@ -324,22 +324,26 @@ class _Draft:
         key_digest: str,
         masking_rules: list[Rule],
     ) -> _Draft:
-        request = {
-            "source": source,
-            "filename": filename,
-            "metadata": metadata,
-            "key_digest": key_digest,
-            "masking_rules": masking_rules,
-        }
-        if actor.organization is not None:
-            return cls(actor, id=uuid.uuid4(), **request)
-        access_key = secrets.token_urlsafe(24)
-        visitor = {
-            "anonymous_subject": actor.anonymous_subject,
-            "access_key_digest": access_key_digest(access_key),
-            "expires_at": timezone.now() + timedelta(hours=settings.ANONYMOUS_RESULT_HOURS),
-        }
-        return cls(actor, id=uuid.uuid4(), access_key=access_key, visitor=visitor, **request)
+        access_key = ""
+        visitor: dict[str, Any] = {}
+        if actor.organization is None:
+            access_key = secrets.token_urlsafe(24)
+            visitor = {
+                "anonymous_subject": actor.anonymous_subject,
+                "access_key_digest": access_key_digest(access_key),
+                "expires_at": timezone.now() + timedelta(hours=settings.ANONYMOUS_RESULT_HOURS),
+            }
+        return cls(
+            actor,
+            source=source,
+            filename=filename,
+            metadata=metadata,
+            key_digest=key_digest,
+            masking_rules=masking_rules,
+            id=uuid.uuid4(),
+            access_key=access_key,
+            visitor=visitor,
+        )
 
     def row(self, *, size: int, body_digest: str) -> Diagnosis:
         """The row as it will be created (not saved: the charge creates it). The file name and
