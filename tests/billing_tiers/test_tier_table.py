@@ -220,3 +220,14 @@ def test_an_added_tier_opens_a_feature_gate_and_its_upsell_names_it(
     assert refused.json()["detail"] == (
         "Alerts come with the Team tier (this organisation is on Verified)."
     )
+
+
+def test_other_apps_pages_take_the_tier_labels_from_the_table(
+    client: Any, alice: Any, acme: Organization, team_tier: TierRow
+) -> None:
+    assert "Free: diagnose a few logs a day" in client.get("/accounts/signup/").content.decode()
+    client.force_login(alice)
+    page = client.get("/settings/").content.decode()
+    # Alerts now come with the team row, the lowest that has them; evaluations still open Scale.
+    assert "with their delivery log (Team):" in page
+    assert "may request a Scale evaluation." in page
