@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.utils import timezone
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
@@ -9,9 +10,6 @@ from rest_framework import serializers
 from accounts import selectors
 from accounts.actors import ALL_SCOPES, Actor
 from accounts.models import ApiToken, Domain, Invitation, MaskingRule, Membership
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
 
 SCOPES = sorted(ALL_SCOPES)
 # Owners are made by an owner once people have joined, never invited as such.
