@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
@@ -122,7 +122,7 @@ def anonymous_subject(address: str) -> str:
     return salted_hmac("accounts.anonymous_subject", canonical, algorithm="sha256").hexdigest()[:32]
 
 
-def membership_for(user: User, organization_id: Any) -> Membership | None:
+def membership_for(user: User, organization_id: object) -> Membership | None:
     """The person's membership of the organisation they chose, if it still exists."""
     try:
         chosen = uuid.UUID(str(organization_id))
@@ -145,7 +145,7 @@ def default_membership(user: User) -> Membership | None:
     )
 
 
-def actor_for_person(user: User, chosen_organization_id: Any = None) -> Actor:
+def actor_for_person(user: User, chosen_organization_id: object = None) -> Actor:
     membership = None
     if chosen_organization_id:
         membership = membership_for(user, chosen_organization_id)

@@ -34,7 +34,7 @@ class DomainInline(admin.TabularInline):
     fields = ("domain", "created_by", "created_at")
     readonly_fields = ("domain", "created_by", "created_at")
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False  # claims go through the service, which refuses public mail providers
 
 
@@ -113,7 +113,7 @@ class MaskingRuleForm(forms.ModelForm):
         model = MaskingRule
         fields = ("organization", "kind", "value", "label")
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         organization = data.get("organization")
         if organization is not None and data.get("kind") and data.get("value"):
@@ -140,11 +140,12 @@ class MaskingRuleAdmin(admin.ModelAdmin):
     search_fields = ("value", "label", "organization__name")
     raw_id_fields = ("organization",)
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+    def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> tuple[str, ...]:
         if obj is None:
             return ("created_by", "created_at")
         return ("organization", "kind", "value", "label", "created_by", "created_at")
 
+    # As ModelAdmin declares them: its form and request.user are not typed per model.
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if not change:
             obj.created_by = request.user

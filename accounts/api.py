@@ -42,6 +42,7 @@ REFUSED = {401: PROBLEM, 403: PROBLEM}
 NOT_FOUND = {**REFUSED, 404: PROBLEM}
 
 
+# Rows of any model and their serializer, with its context: every list endpoint pages through here.
 def _page(view: APIView, request: Request, rows: Any, serializer: Any, **context: Any) -> Response:
     paginator = LimitOffsetPagination()
     page = paginator.paginate_queryset(rows, request, view=view)

@@ -19,7 +19,7 @@ class EmailBackend(ModelBackend):
         request: HttpRequest | None,
         username: str | None = None,
         password: str | None = None,
-        **kwargs: Any,
+        **kwargs: Any,  # as ModelBackend.authenticate declares them
     ) -> User | None:
         if username is None or password is None:
             return None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
@@ -12,7 +10,7 @@ from accounts import selectors
 from accounts.actors import actor_of
 
 
-def organizations(request: HttpRequest) -> dict[str, Any]:
+def organizations(request: HttpRequest) -> dict[str, object]:
     """`current_organization` and `memberships`, read only if the page shows them."""
     user = getattr(request, "user", None)
     if not isinstance(user, User):

@@ -38,7 +38,7 @@ class SignupForm(forms.Form):
             )
         return email
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         password1, password2 = data.get("password1"), data.get("password2")
         if password1 and password2 and password1 != password2:
@@ -56,6 +56,7 @@ class SignupForm(forms.Form):
 class LoginForm(AuthenticationForm):
     """Django's form, with the e-mail as the username (accounts/backends.py)."""
 
+    # The arguments are passed on, untouched, as AuthenticationForm declares them.
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["username"].label = "E-mail"

@@ -7,8 +7,6 @@ someone guessing at another person's account can delay them but never lock them 
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -27,7 +25,7 @@ def lockout_message() -> str:
 
 
 def signin_locked(
-    request: HttpRequest, original_response: Any = None, credentials: Any = None
+    request: HttpRequest, original_response: object = None, credentials: object = None
 ) -> HttpResponse:
     """The sign-in page again, with the reason on it, as 429 (AXES_LOCKOUT_CALLABLE)."""
     messages.error(request, lockout_message())

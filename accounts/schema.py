@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
@@ -11,7 +9,7 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
     target_class = "accounts.authentication.ApiTokenAuthentication"
     name = "apiToken"
 
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
         return {
             "type": "http",
             "scheme": "bearer",

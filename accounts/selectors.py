@@ -7,13 +7,13 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core import signing
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -295,7 +295,7 @@ STANDING_ROWS_SQL = (
 _STANDING_FACTS_SQL = f"SELECT tag, value FROM ({STANDING_ROWS_SQL}) facts ORDER BY tag, at, id"  # noqa: S608 - no value in it
 
 
-def standing_rows_params(organization: Organization) -> list[Any]:
+def standing_rows_params(organization: Organization) -> list[object]:
     organization_id = sql.param(Domain, "organization", organization.pk)
     return [organization_id, organization_id, *MANAGER_ROLES]
 
@@ -444,7 +444,10 @@ def masking_rules_of(organization_id: uuid.UUID | None) -> list[Rule]:
     ]
 
 
-def _by_id(queryset: QuerySet[Any], field: str, value: uuid.UUID | str) -> Any:
+_Row = TypeVar("_Row", bound=Model)
+
+
+def _by_id(queryset: QuerySet[_Row], field: str, value: uuid.UUID | str) -> _Row | None:
     """The row of `queryset` whose UUID `field` is `value`; None for a malformed id too."""
     try:
         key = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))

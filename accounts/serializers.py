@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.utils import timezone
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
@@ -18,7 +19,10 @@ INVITABLE_ROLES = [
 ]
 
 
-def paginated(serializer: type[serializers.Serializer[Any]], name: str) -> Any:
+def paginated(
+    serializer: type[serializers.BaseSerializer[Any]],  # of any rows: Serializer is invariant
+    name: str,
+) -> serializers.Serializer[object]:
     """The schema of a LimitOffsetPagination page of `serializer` rows."""
     return inline_serializer(
         name=name,
@@ -34,11 +38,11 @@ def paginated(serializer: type[serializers.Serializer[Any]], name: str) -> Any:
 # --- /me --------------------------------------------------------------------------------------
 
 
-class MeUserSerializer(serializers.Serializer[Any]):
+class MeUserSerializer(serializers.Serializer[User]):
     email = serializers.EmailField()
     email_verified = serializers.SerializerMethodField()
 
-    def get_email_verified(self, user: Any) -> bool:
+    def get_email_verified(self, user: User) -> bool:
         return selectors.has_verified_email(user)
 
 
@@ -75,7 +79,7 @@ class MeSerializer(serializers.Serializer[Actor]):
     token = MeTokenSerializer(allow_null=True, help_text="The calling API token, if one is.")
     organization = MeOrganizationSerializer(source="*", allow_null=True)
 
-    def to_representation(self, instance: Actor) -> dict[str, Any]:
+    def to_representation(self, instance: Actor) -> dict[str, object]:
         # Each part is null when the actor has none (a token has no person, and so on).
         fields = self.fields
         return {
@@ -99,15 +103,15 @@ class MemberSerializer(serializers.Serializer[Membership]):
     joined_at = serializers.DateTimeField(source="created_at")
 
 
-class MemberRoleSerializer(serializers.Serializer[Any]):
+class MemberRoleSerializer(serializers.Serializer[dict[str, object]]):
     role = serializers.ChoiceField(choices=Membership.Role.choices)
 
 
-class OwnershipSerializer(serializers.Serializer[Any]):
+class OwnershipSerializer(serializers.Serializer[dict[str, object]]):
     member_id = serializers.UUIDField(help_text="The member who becomes an owner.")
 
 
-class InvitationInputSerializer(serializers.Serializer[Any]):
+class InvitationInputSerializer(serializers.Serializer[dict[str, object]]):
     email = serializers.EmailField()
     role = serializers.ChoiceField(choices=INVITABLE_ROLES, default=Membership.Role.MEMBER)
 
@@ -129,7 +133,7 @@ class InvitationSerializer(serializers.Serializer[Invitation]):
 # --- Domains ----------------------------------------------------------------------------------
 
 
-class DomainInputSerializer(serializers.Serializer[Any]):
+class DomainInputSerializer(serializers.Serializer[dict[str, object]]):
     domain = serializers.CharField(max_length=253, help_text="e.g. acme.com")
 
 
@@ -148,7 +152,7 @@ class DomainSerializer(serializers.Serializer[Domain]):
 # --- Masking rules ----------------------------------------------------------------------------
 
 
-class MaskingRuleInputSerializer(serializers.Serializer[Any]):
+class MaskingRuleInputSerializer(serializers.Serializer[dict[str, object]]):
     kind = serializers.ChoiceField(choices=MaskingRule.Kind.choices)
     # Lengths and syntax are the service's (rootcause.masking.rules and the settings): one rule
     # for the API, the page and the admin, with a problem that names what is wrong.
@@ -187,7 +191,7 @@ class MaskingRuleSerializer(serializers.Serializer[MaskingRule]):
 # --- API tokens -------------------------------------------------------------------------------
 
 
-class TokenInputSerializer(serializers.Serializer[Any]):
+class TokenInputSerializer(serializers.Serializer[dict[str, object]]):
     name = serializers.CharField(max_length=100)
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=SCOPES), min_length=1, max_length=len(SCOPES)

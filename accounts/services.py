@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -77,7 +76,7 @@ def _absolute(path: str) -> str:
     return f"{settings.SITE_ROOT.rstrip('/')}{path}"
 
 
-def _send_email(*, to: str, template: str, context: dict[str, Any]) -> None:
+def _send_email(*, to: str, template: str, context: dict[str, object]) -> None:
     """Render `accounts/email/<template>` and send it once the transaction commits.
 
     The body carries a secret link: it is handed to the mail backend only, never logged.

@@ -8,8 +8,6 @@ and before anything else), so a right guess during the wait is refused too.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from rest_framework import exceptions
 from rest_framework.request import Request
@@ -31,7 +29,7 @@ class FailedTokens(SimpleRateThrottle):
         self.rate = settings.THROTTLE_FAILED_TOKENS_PER_ADDRESS
         self.num_requests, self.duration = self.parse_rate(self.rate)
 
-    def get_cache_key(self, request: Request, view: Any = None) -> str:
+    def get_cache_key(self, request: Request, view: object = None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
 
     def window(self, request: Request) -> Window:

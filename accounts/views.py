@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.forms import PasswordResetForm, SetPasswordForm
 from django.contrib.auth.models import User
 from django.contrib.auth.views import (
     PasswordChangeView,
@@ -113,7 +113,7 @@ def resend_verification(request: HttpRequest) -> HttpResponse:
 class ResetPasswordView(PasswordResetView):
     """Django's view; the link is built on SITE_ROOT, never on the request's Host header."""
 
-    def form_valid(self, form: Any) -> HttpResponse:
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
         self.extra_email_context = {"site_root": settings.SITE_ROOT.rstrip("/")}
         return super().form_valid(form)
 
@@ -121,7 +121,7 @@ class ResetPasswordView(PasswordResetView):
 class ResetPasswordConfirmView(PasswordResetConfirmView):
     """Django's view; the link came to the person's address, so the address is verified too."""
 
-    def form_valid(self, form: SetPasswordForm[Any]) -> HttpResponse:
+    def form_valid(self, form: SetPasswordForm[User]) -> HttpResponse:
         response = super().form_valid(form)
         services.mark_email_verified(user=form.user)
         return response
@@ -142,7 +142,7 @@ def accept_invitation(request: HttpRequest) -> HttpResponse:
         invitation = selectors.invitation_from_token(token)
     except ApplicationError as exc:
         return render(request, "accounts/invitation.html", {"error": exc.detail}, status=400)
-    context: dict[str, Any] = {"invitation": invitation, "token": token}
+    context: dict[str, object] = {"invitation": invitation, "token": token}
     if request.method == "POST" and request.user.is_authenticated:
         try:
             membership = services.accept_invitation(user=_user(request), token=token)
@@ -174,39 +174,45 @@ def switch_organization(request: HttpRequest) -> HttpResponse:
 # --- /settings/ -------------------------------------------------------------------------------
 
 
-def _settings_context(request: HttpRequest, actor: Actor, **extra: Any) -> dict[str, Any]:
+def _settings_context(
+    request: HttpRequest, actor: Actor, *, forms: dict[str, object] | None = None, **extra: object
+) -> dict[str, object]:
     user = _user(request)
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         "actor": actor,
         "organization": actor.organization,
         "email_verified": selectors.has_verified_email(user),
         "forms": {
-            "organization": OrganizationForm(
-                initial={"name": actor.organization.name if actor.organization else ""}
-            ),
-            "invitation": InvitationForm(),
-            "domain": DomainForm(),
-            "masking_rule": MaskingRuleForm(),
-            "token": TokenForm(),
+            **{
+                "organization": OrganizationForm(
+                    initial={"name": actor.organization.name if actor.organization else ""}
+                ),
+                "invitation": InvitationForm(),
+                "domain": DomainForm(),
+                "masking_rule": MaskingRuleForm(),
+                "token": TokenForm(),
+            },
+            **(forms or {}),
         },
         "role_choices": Membership.Role.choices,
     }
     if actor.organization is not None:
-        context["members"] = list(selectors.members_for(actor))
-        context["owner_count"] = sum(m.role == "owner" for m in context["members"])
+        members = list(selectors.members_for(actor))
+        context["members"] = members
+        context["owner_count"] = sum(m.role == "owner" for m in members)
         context["masking_rules"] = list(selectors.masking_rules_for(actor))
     if actor.manages_organization:
         now = timezone.now()
         verified = selectors.verified_manager_domains(selectors.require_manager(actor))
         context["invitations"] = list(selectors.invitations_for(actor))
-        context["domains"] = [
+        domains = [
             (domain, selectors.is_verified_domain(domain.domain, verified))
             for domain in selectors.domains_for(actor)
         ]
-        context["workplace_domain"] = next((d.domain for d, ok in context["domains"] if ok), None)
+        context["domains"] = domains
+        context["workplace_domain"] = next((d.domain for d, ok in domains if ok), None)
         context["tokens"] = list(selectors.tokens_for(actor))
         context["now"] = now
-    context["forms"].update(extra.pop("forms", {}))
     context.update(extra)
     return context
 
@@ -234,7 +240,7 @@ def _act(request: HttpRequest, action: Callable[[Actor], str]) -> HttpResponse:
     return redirect(SETTINGS)
 
 
-def _invalid(request: HttpRequest, form: Any) -> HttpResponse:
+def _invalid(request: HttpRequest, form: Any) -> HttpResponse:  # a form or a serializer
     for errors in form.errors.values():
         for error in errors:
             messages.error(request, error)

@@ -12,7 +12,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from accounts.models import Organization
 
 ROOT = Path(__file__).resolve().parents[1]
 DATABASE_URL = os.environ.get(
@@ -93,7 +96,7 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def _diagnose(organization: Any, size_bytes: int, seed: int) -> tuple[float, str]:
+def _diagnose(organization: Organization, size_bytes: int, seed: int) -> tuple[float, str]:
     from accounts.actors import Actor
     from bench.genlog import generate_log
     from diagnosis.models import Diagnosis
@@ -112,7 +115,17 @@ def _diagnose(organization: Any, size_bytes: int, seed: int) -> tuple[float, str
         time.sleep(0.01)
 
 
-def run(runs_1mb: int = 11, big_mb: int = 100) -> dict[str, Any]:
+class Figures(TypedDict):
+    p50_1mb_s: float
+    p90_1mb_s: float
+    runs_1mb: int
+    big_mb: int
+    big_status: str
+    big_seconds: float
+    worker_peak_rss_mb: float
+
+
+def run(runs_1mb: int = 11, big_mb: int = 100) -> Figures:
     for key, value in _env().items():
         os.environ[key] = value
     _prepare_database()
@@ -149,7 +162,7 @@ def run(runs_1mb: int = 11, big_mb: int = 100) -> dict[str, Any]:
     }
 
 
-def report(figures: dict[str, Any]) -> str:
+def report(figures: Figures) -> str:
     runs, p50, p90 = figures["runs_1mb"], figures["p50_1mb_s"], figures["p90_1mb_s"]
     size, status, seconds = figures["big_mb"], figures["big_status"], figures["big_seconds"]
     peak = figures["worker_peak_rss_mb"]

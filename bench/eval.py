@@ -33,16 +33,19 @@ from rootcause.engine import Engine, get_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 REALRUNS = ROOT / "bench" / "realruns" / "corpus"
+# An evaluation report as JSON (docs/accuracy.md and bench/*.json are written from it), read by
+# its known keys, not a JSON union that every figure read would have to cast.
+Report = dict[str, Any]
 DOCS = ROOT / "docs" / "accuracy.md"
 
 
-def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
+def evaluate(corpus: Path, engine: Engine) -> Report:
     labels = [
         json.loads(line)
         for line in (corpus / "labels.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    misses: list[dict[str, Any]] = []
+    misses: list[dict[str, str | int | None]] = []
     top1 = rank_total = rank_ok = healthy_bad = healthy_total = multi_total = multi_ok = 0
     support: Counter[str] = Counter()
     correct: Counter[str] = Counter()
@@ -131,7 +134,7 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
 QUESTIONS = Path(__file__).with_name("questions.json")
 
 
-def follow_up_figure(cases_path: Path = QUESTIONS) -> dict[str, Any]:
+def follow_up_figure(cases_path: Path = QUESTIONS) -> Report:
     """Follow-up questions: how often the expected catalogue section is quoted first
     (questions.answers.evaluate over bench/questions.json and the shipped catalogue)."""
     import os
@@ -151,7 +154,7 @@ def pct(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "n/a"
 
 
-def summary_lines(name: str, report: dict[str, Any]) -> list[str]:
+def summary_lines(name: str, report: Report) -> list[str]:
     return [
         f"{name}: {report['files']} files ({report['seconds']:.1f} s)",
         f"  top-1 class accuracy: {report['top1']:.1%} ({report['top1_count']}/{report['files']})",
@@ -169,7 +172,7 @@ def sealed(name: str) -> bool:
     return Path(name).name == "sealed"
 
 
-def class_table(report: dict[str, Any], blind: bool = False) -> list[str]:
+def class_table(report: Report, blind: bool = False) -> list[str]:
     lines = [
         "| class | support | correct | recall | named instead |",
         "| --- | ---: | ---: | ---: | --- |",
@@ -202,9 +205,7 @@ def current_commit() -> str:
     return commit + (" with uncommitted changes under rootcause/" if dirty else "")
 
 
-def accuracy_markdown(
-    reports: list[tuple[str, dict[str, Any]]], questions: dict[str, Any] | None
-) -> str:
+def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | None) -> str:
     today = datetime.datetime.now(tz=datetime.UTC).date().isoformat()
     lines = [
         "# Diagnosis accuracy",

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from msgspec import UNSET
 from msgspec.structs import replace
@@ -109,7 +108,7 @@ def peak_rss_mb(size_mb: int, *, masking: bool = False) -> float:
     return int(out.stdout.split()[-1]) / 1024
 
 
-def run(sizes: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, Any]]:
+def run(sizes: tuple[int, ...] = (1, 10, 100)) -> list[dict[str, float]]:
     entries = load_entries()
     base = Engine(entries)
     grown = Engine(synthetic_entries(entries, 10))

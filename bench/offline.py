@@ -29,7 +29,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from bench.genlog import generate_log
 from bench.naive_grep import TAXONOMY
@@ -187,7 +186,7 @@ def hostile(size: int = 2 * MB) -> None:
     shapes = {"benign (generated log)": benign, "one line (benign, no breaks)": b""}
     shapes["one line (benign, no breaks)"] = benign.replace(b"\n", b" ")
     shapes.update({name: _repeat(unit, size) for name, unit in HOSTILE.items()})
-    makers: dict[str, Callable[[], Any]] = {
+    makers: dict[str, Callable[[], Masker]] = {
         "Hyperscan alone": lambda: Masker(analyzer=None),
         "production (Presidio)": Masker,
     }

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
@@ -41,10 +39,12 @@ class EntryAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Entry | None = None) -> bool:
         return False
 
-    def save_model(self, request: HttpRequest, obj: Entry, form: Any, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: Entry, form: forms.ModelForm[Entry], change: bool
+    ) -> None:
         services.update_entry(entry=obj, data=form.cleaned_data["data"])
 
 
@@ -56,8 +56,12 @@ class CatalogueVersionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_change_permission(
+        self, request: HttpRequest, obj: CatalogueVersion | None = None
+    ) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(
+        self, request: HttpRequest, obj: CatalogueVersion | None = None
+    ) -> bool:
         return False

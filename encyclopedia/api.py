@@ -3,8 +3,6 @@ people and API tokens) also get them."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework.generics import GenericAPIView
@@ -32,11 +30,11 @@ from rootcause.result import as_json
 PROBLEM = OpenApiResponse(ProblemSerializer, description="Problem details (RFC 9457).")
 
 
-def _problems(*codes: int) -> dict[Any, OpenApiResponse]:
+def _problems(*codes: int) -> dict[int | tuple[int, str], OpenApiResponse]:
     return {(code, PROBLEM_CONTENT_TYPE): PROBLEM for code in codes}
 
 
-def _entry_payload(entry: Entry, *, can_see_fix: bool) -> dict[str, Any]:
+def _entry_payload(entry: Entry, *, can_see_fix: bool) -> dict[str, object]:
     payload = selectors.visible_fields(entry.data, can_see_fix=can_see_fix)
     payload["url"] = reverse("encyclopedia:entry", args=[entry.slug])
     payload["locked"] = selectors.locked_fields(entry.data, can_see_fix=can_see_fix)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TypedDict
 
 OPTIMIZERS = ("adamw", "adam", "sgd+momentum", "adamw-8bit", "adafactor")
 PRECISIONS = ("fp32", "mixed", "bf16")
@@ -41,11 +41,29 @@ _STATE_NOTES = {
 }
 
 
+class Estimate(TypedDict):
+    """What `estimate` answers; the API's MemoryEstimateSerializer and the page render it."""
+
+    params: int
+    optimizer: str
+    precision: str
+    zero_stage: int
+    dp_size: int
+    bytes_per_param: dict[str, int]
+    sharded: list[str]
+    bytes: dict[str, int]
+    total_bytes: int
+    gpu_memory_bytes: int | None
+    fits: bool | None
+    formula: str
+    notes: list[str]
+
+
 class EstimateError(ValueError):
     """An input the estimator cannot use; the message says which and why."""
 
 
-def parse_params(value: Any) -> int:
+def parse_params(value: object) -> int:
     """7000000000, 7e9, "7e9", "7B", "1.3b", "350M", "7,000,000,000" -> a positive integer."""
     if isinstance(value, bool):
         raise EstimateError("params must be a number such as 7e9 or 7B")
@@ -120,13 +138,13 @@ def human_bytes(n: int) -> str:
 
 def estimate(
     *,
-    params: Any,
+    params: object,
     optimizer: str,
     precision: str,
     zero_stage: int,
     dp_size: int,
     gpu_memory_bytes: int | None = None,
-) -> dict[str, Any]:
+) -> Estimate:
     """Bytes per GPU for each model-state component, their total, the formula, and `fits`."""
     count = parse_params(params)
     optimizer = normalize_optimizer(optimizer)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -42,13 +42,13 @@ def can_see_fix(actor: Actor) -> bool:
     return entitlements_for(actor).fix_steps
 
 
-def visible_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> dict[str, Any]:
+def visible_fields(entry_data: Mapping[str, object], *, can_see_fix: bool) -> dict[str, object]:
     """The part of an entry a reader may see: the single gate for pages and the API."""
     allowed = FREE_FIELDS + GATED_FIELDS if can_see_fix else FREE_FIELDS
     return {key: entry_data[key] for key in allowed if key in entry_data}
 
 
-def locked_fields(entry_data: dict[str, Any], *, can_see_fix: bool) -> list[str]:
+def locked_fields(entry_data: Mapping[str, object], *, can_see_fix: bool) -> list[str]:
     """The fields of this entry the reader may not see, to say what signing up adds."""
     if can_see_fix:
         return []

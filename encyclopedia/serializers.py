@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
 from encyclopedia import memory
@@ -152,10 +150,11 @@ class SearchOutputSerializer(serializers.Serializer):
 
 
 class OptimizerField(serializers.ChoiceField):
-    def to_internal_value(self, data: Any) -> Any:
-        return super().to_internal_value(
-            memory.normalize_optimizer(data) if isinstance(data, str) else data
-        )
+    def to_internal_value(self, data: object) -> str:
+        if isinstance(data, str):
+            return super().to_internal_value(memory.normalize_optimizer(data))
+        # What ChoiceField answers to a value that is no optimizer's name (none is a number).
+        self.fail("invalid_choice", input=data)
 
 
 class MemoryEstimateInputSerializer(serializers.Serializer):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -37,7 +35,7 @@ def index(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _paste_box(request: HttpRequest) -> dict[str, Any]:
+def _paste_box(request: HttpRequest) -> dict[str, object]:
     """What the page's paste box shows beside it (the same as the home page's)."""
     actor = actor_of(request)
     entitlements = entitlements_for(actor)
@@ -79,7 +77,7 @@ def entry(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def search(request: HttpRequest) -> HttpResponse:
-    context: dict[str, Any] = {"text": "", "results": None, "error": ""}
+    context: dict[str, object] = {"text": "", "results": None, "error": ""}
     status = 200
     if request.method == "POST":
         text = request.POST.get("text", "")
@@ -97,17 +95,18 @@ def search(request: HttpRequest) -> HttpResponse:
 
 
 def memory_estimate(request: HttpRequest) -> HttpResponse:
-    context: dict[str, Any] = {
+    values = {"optimizer": "adamw", "precision": "mixed", "zero_stage": "0", "dp_size": "1"}
+    context: dict[str, object] = {
         "optimizers": [(name, memory.OPTIMIZER_LABELS[name]) for name in memory.OPTIMIZERS],
         "precisions": list(memory.PRECISION_LABELS.items()),
         "stages": range(4),
-        "values": {"optimizer": "adamw", "precision": "mixed", "zero_stage": "0", "dp_size": "1"},
+        "values": values,
         "result": None,
         "errors": {},
     }
     status = 200
     if "params" in request.GET:
-        context["values"] = {**context["values"], **request.GET.dict()}
+        context["values"] = {**values, **request.GET.dict()}
         form = MemoryEstimateInputSerializer(data=request.GET)
         if form.is_valid():
             args = dict(form.validated_data)
@@ -115,7 +114,9 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
             result = memory.estimate(
                 **args, gpu_memory_bytes=None if gib is None else round(gib * 2**30)
             )
-            result["rows"] = [
+            # The estimate with what the page shows beside it.
+            shown: dict[str, object] = {**result}
+            shown["rows"] = [
                 (
                     name.replace("_", " "),
                     result["bytes_per_param"][name],
@@ -124,10 +125,10 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
                 )
                 for name in memory.COMPONENTS
             ]
-            result["total_human"] = memory.human_bytes(result["total_bytes"])
+            shown["total_human"] = memory.human_bytes(result["total_bytes"])
             if result["gpu_memory_bytes"]:
-                result["gpu_human"] = memory.human_bytes(result["gpu_memory_bytes"])
-            context["result"] = result
+                shown["gpu_human"] = memory.human_bytes(result["gpu_memory_bytes"])
+            context["result"] = shown
         else:
             context["errors"] = {k: " ".join(str(m) for m in v) for k, v in form.errors.items()}
             status = 400

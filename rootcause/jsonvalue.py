@@ -1,6 +1,7 @@
 """Names for JSON data: what `json.loads` and `msgspec.to_builtins` return, typed.
 
-Used where data really is arbitrary JSON (a stored entry, an API payload), instead of `Any`.
+Used where data really is arbitrary JSON (a stored entry, an API payload), rather than leaving it
+untyped.
 """
 
 from __future__ import annotations

@@ -138,6 +138,8 @@ class SearchMatch:
 
 def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:
     """JSON-ready builtins; unset fields are left out."""
+    # Not JSONValue: the apps read the result back by its known shape (result["failure"]
+    # ["slug"]), which a JSON union would make a cast at every step.
     data: dict[str, Any] = msgspec.to_builtins(value)
     return data
 
@@ -151,9 +153,9 @@ def result_from_json(data: object) -> DiagnosisResult:
     return msgspec.convert(data, type=DiagnosisResult)
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> dict[str, object]:
     """The JSON Schema (2020-12) of DiagnosisResult."""
-    schema: dict[str, Any] = msgspec.json.schema(DiagnosisResult)
+    schema: dict[str, object] = msgspec.json.schema(DiagnosisResult)
     return schema
 
 

@@ -17,10 +17,11 @@ import json
 import os
 import random
 import time
-from typing import Any, cast
+from typing import cast
 
 import redis
 from locust import FastHttpUser, constant, constant_throughput, events, task
+from locust.env import Environment
 
 from bench.genlog import generate_log
 
@@ -91,7 +92,7 @@ class Submitter(FastHttpUser):
 
 
 @events.quitting.add_listener
-def _write_results(environment: Any, **_: Any) -> None:
+def _write_results(environment: Environment, **_: object) -> None:
     if RESULTS:
         with open(RESULTS, "w") as out:
             json.dump({"accepted": accepted, "refused": refused}, out)

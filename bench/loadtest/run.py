@@ -39,12 +39,17 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from bench.loadtest.cpu import CpuMeter, processor_name, reference_milliseconds
+
+# What locustfile.py writes (accepted and refused submissions) plus the window: JSON read by its
+# known keys across this module, not a JSON union that each read would have to cast.
+Results = dict[str, Any]
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -204,7 +209,9 @@ class Stack:
     _env: dict[str, str] = field(default_factory=dict)
 
 
-def wait_until(what: str, check: Any, timeout: float, stack: Stack, name: str) -> None:
+def wait_until(
+    what: str, check: Callable[[], object], timeout: float, stack: Stack, name: str
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(Exception):
@@ -331,7 +338,7 @@ def locust(
     user_rate: float,
     tokens: list[str],
     backlog: int = 0,
-) -> dict[str, Any]:
+) -> Results:
     results = stack.tmp / f"{name}.json"
     env = dict(stack._env)
     env.update(
@@ -375,7 +382,7 @@ def locust(
     stack.processes.pop(name, None)
     if not results.exists():
         raise RuntimeError(f"locust wrote no results:\n{stack.tail(name)}")
-    data: dict[str, Any] = json.loads(results.read_text())
+    data: Results = json.loads(results.read_text())
     # The window is the submissions' own, from the first request's start to the last answer:
     # locust's start-up (generating its logs) and stop are not the server's time.
     if data["accepted"]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -251,15 +251,18 @@ def _diagnose_job(
     key: str,
 ) -> FileResult:
     """One file, or the merged files of one job: prepared, uploaded, waited for."""
-    from rootcause.cli.client import idempotency_key, submit, wait_for
+    from rootcause.cli.client import Record, idempotency_key, submit, wait_for
 
     name = ",".join(display_name(p) for p in paths)
 
     def extracting(total: int | None) -> Callable[[int], None]:
         return progress.bar(name, "picking out the evidence", total)
 
-    def moved_on(record: dict[str, Any]) -> None:
-        progress.state(name, str(record.get("status")), record.get("progress"))
+    def moved_on(record: Record) -> None:
+        percent = record.get("progress")
+        progress.state(
+            name, str(record.get("status")), percent if isinstance(percent, int) else None
+        )
 
     try:
         if merge:

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any, cast
+from typing import IO, cast
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -34,6 +34,7 @@ from rootcause.cli.errors import (
     QuotaExceeded,
     ServiceUnavailable,
 )
+from rootcause.jsonvalue import JSONObject
 
 API = "/api/v1/diagnoses"
 # Submissions retried after a connection error or a 502/503/504, with these pauses.
@@ -46,6 +47,8 @@ CONNECT_TIMEOUT = 10.0
 # A read or write of the upload that stalls this long is an outage.
 IO_TIMEOUT = 60.0
 FINAL = ("done", "failed")
+# A diagnosis as the service's API answers it (docs/api.md): JSON, read by its known keys.
+Record = JSONObject
 _TRANSIENT = (502, 503, 504)
 # gaierror numbers for a host name that does not exist (a typo), not a DNS hiccup
 _NO_SUCH_HOST = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n)}
@@ -173,7 +176,7 @@ def _unreachable(name: str, url: str, exc: httpx.HTTPError) -> CliError:
     return ServiceUnavailable(f"{name}: cannot reach {url} ({exc})")
 
 
-def _record(name: str, response: httpx.Response, url: str) -> dict[str, Any]:
+def _record(name: str, response: httpx.Response, url: str) -> Record:
     try:
         record = response.json()
     except ValueError:
@@ -210,7 +213,7 @@ def submit(
     body: IO[bytes],
     key: str,
     on_upload: Callable[[int], None],
-) -> tuple[dict[str, Any], str]:
+) -> tuple[Record, str]:
     """Posts one log; returns the record and the URL to poll."""
     url = service.url + API
     attempts = len(RETRY_PAUSES) + 1
@@ -262,10 +265,10 @@ def wait_for(
     client: httpx.Client,
     *,
     name: str,
-    record: dict[str, Any],
+    record: Record,
     location: str,
-    on_state: Callable[[dict[str, Any]], None],
-) -> dict[str, Any]:
+    on_state: Callable[[Record], None],
+) -> Record:
     """Polls until the diagnosis is done or failed, or `service.wait` seconds have passed."""
     deadline = time.monotonic() + service.wait
     pause = POLL_FIRST

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from rootcause.cli.errors import CliError, ConfigError, ExitCode
+from rootcause.jsonvalue import JSONObject
 from rootcause.result import DiagnosisResult, EvidenceLine, RankRow
 
 
@@ -39,7 +39,7 @@ class Outcome:
 
 
 def from_record(
-    record: dict[str, Any], file: str, parts: list[tuple[str, int, int]] | None = None
+    record: JSONObject, file: str, parts: list[tuple[str, int, int]] | None = None
 ) -> FileResult:
     """The service's record read back as the typed result (its other fields are left out).
 

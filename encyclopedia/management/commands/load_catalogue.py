@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.management.base import BaseCommand, CommandError
 
 from encyclopedia import services
@@ -11,7 +9,7 @@ from rootcause.catalogue import CatalogueError
 class Command(BaseCommand):
     help = "Load rootcause/catalogue/entries/*.yaml into the database (idempotent)."
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         try:
             report = services.load_catalogue()
         except CatalogueError as exc:
