@@ -460,14 +460,68 @@ def quality_table(scores: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def cluster_recall() -> dict[str, Any]:
+    """Issue 33's table: per kind of the cluster generator (bench/masking_corpus/cluster.py),
+    recall on the light client (the Hyperscan recognizers alone) and on the server (Presidio's
+    analyzer as the workers build it), the decoys each altered, and the records where the two
+    outputs differ."""
+    from bench.masking_corpus.cluster import records
+
+    client, server = _ours(None), _ours("auto")
+    planted: Counter[str] = Counter()
+    found: dict[str, Counter[str]] = {"client": Counter(), "server": Counter()}
+    altered: Counter[str] = Counter()
+    differ: Counter[str] = Counter()
+    decoys = 0
+    for record in records():
+        kind = record["kind"]
+        outs = {"client": client(record["text"]), "server": server(record["text"])}
+        differ[kind] += outs["client"] != outs["server"]
+        planted[kind] += len(record["values"])
+        decoys += len(record["decoys"])
+        for path, out in outs.items():
+            found[path][kind] += sum(v not in out for v in record["values"])
+            altered[path] += sum(d not in out for d in record["decoys"])
+    return {
+        "planted": planted,
+        "found": found,
+        "altered": altered,
+        "decoys": decoys,
+        "differ": differ,
+    }
+
+
+def cluster_recall_table(r: dict[str, Any]) -> str:
+    lines = [
+        f"| kind | planted | client | server | client ≠ server |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for kind in sorted(set(r["planted"]) | set(r["differ"])):
+        n = r["planted"][kind]
+        cells = [_pct(r["found"][p][kind], n).strip() for p in ("client", "server")]
+        lines.append(f"| {kind} | {n} | {cells[0]} | {cells[1]} | {r['differ'][kind]} |")
+    lines.append(
+        f"| decoys altered (of {r['decoys']}) | | {r['altered']['client']} | "
+        f"{r['altered']['server']} | |"
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20,100")
     parser.add_argument("--quality-only", action="store_true")
+    parser.add_argument(
+        "--recall", action="store_true", help="only the cluster generator's recall per kind"
+    )
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(_child(*args.child)))
+        return
+    if args.recall:
+        print("-- recall per kind on the cluster generator (bench/masking_corpus/cluster.py) --")
+        print(cluster_recall_table(cluster_recall()), flush=True)
         return
     print(f"-- recall and decoys kept on {CORPUS.relative_to(CORPUS.parents[2])} --", flush=True)
     print(quality_table(quality()), flush=True)
