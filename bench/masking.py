@@ -493,7 +493,7 @@ def cluster_recall() -> dict[str, Any]:
 
 def cluster_recall_table(r: dict[str, Any]) -> str:
     lines = [
-        f"| kind | planted | client | server | client ≠ server |",
+        "| kind | planted | client | server | client ≠ server |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for kind in sorted(set(r["planted"]) | set(r["differ"])):

@@ -163,7 +163,8 @@ def private_key_id(rng: random.Random) -> tuple[str, list[str]]:
 
 
 def slack_webhook(rng: random.Random) -> tuple[str, list[str]]:
-    v = f"T{_s(rng, 8, string.ascii_uppercase + string.digits)}/B{_s(rng, 10, string.ascii_uppercase + string.digits)}/{_s(rng, 24)}"
+    upper = string.ascii_uppercase + string.digits
+    v = f"T{_s(rng, 8, upper)}/B{_s(rng, 10, upper)}/{_s(rng, 24)}"
     t = "alert posted to https://hooks.slack.com/services/{v} ({d})"
     return t.replace("{v}", v), [v]
 
@@ -201,20 +202,27 @@ def odd_password(rng: random.Random) -> tuple[str, list[str]]:
 
 def user_at_host_prompt(rng: random.Random) -> tuple[str, list[str]]:
     user, host = _user(rng), _host(rng)
-    t = f"{{d}}\n{user}@{host}:~$ sbatch train.sbatch\nSubmitted batch job {rng.randint(10**5, 10**7)}"
+    job = rng.randint(10**5, 10**7)
+    t = f"{{d}}\n{user}@{host}:~$ sbatch train.sbatch\nSubmitted batch job {job}"
     return t, [f"{user}@", f"@{host}"]
 
 
 def ssh_host(rng: random.Random) -> tuple[str, list[str]]:
     user, host = _user(rng), _host(rng)
     domain = rng.choice(["corp.acme.internal", "hpc.uni-example.se", "cluster.lab.kr"])
-    t = f"+ ssh {user}@{host}.{domain} nvidia-smi  # {{d}}\nssh: connect to host {host}.{domain} port 22: Connection timed out"
+    t = (
+        f"+ ssh {user}@{host}.{domain} nvidia-smi  # {{d}}\n"
+        f"ssh: connect to host {host}.{domain} port 22: Connection timed out"
+    )
     return t, [user, f"{host}.{domain}"]
 
 
 def mac_address(rng: random.Random) -> tuple[str, list[str]]:
     v = ":".join(f"{rng.randrange(256):02x}" for _ in range(6))
-    t = f"2: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092\n    link/ether {v} brd ff:ff:ff:ff:ff:ff ({{d}})"
+    t = (
+        "2: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 4092\n"
+        f"    link/ether {v} brd ff:ff:ff:ff:ff:ff ({{d}})"
+    )
     return t, [v]
 
 
@@ -248,7 +256,8 @@ def slurm_rows(rng: random.Random) -> tuple[str, list[str]]:
         )
     else:
         t = (
-            f"JobId={job} JobName=llama-ft\n   UserId={user}(41021) GroupId=ml(4000) MCS_label=N/A\n"
+            f"JobId={job} JobName=llama-ft\n"
+            f"   UserId={user}(41021) GroupId=ml(4000) MCS_label=N/A\n"
             f"   NodeList={nodes}  ({{d}})"
         )
     return t, [user, nodes]
@@ -303,7 +312,9 @@ def gcp_project(rng: random.Random) -> tuple[str, list[str]]:
 
 def psl_host(rng: random.Random) -> tuple[str, list[str]]:
     tld = rng.choice(["it", "se", "kr", "tech", "fi", "cz", "pl", "ac.kr", "xyz", "dev"])
-    v = f"{rng.choice(['login', 'gpu', 'mds', 'storage'])}{rng.randint(1, 9)}.{rng.choice(['hpc', 'lab'])}.{rng.choice(['cineca', 'kth', 'snu', 'aurora'])}.{tld}"
+    head = rng.choice(["login", "gpu", "mds", "storage"]) + str(rng.randint(1, 9))
+    site = rng.choice(["cineca", "kth", "snu", "aurora"])
+    v = f"{head}.{rng.choice(['hpc', 'lab'])}.{site}.{tld}"
     t = rng.choice(
         [
             "Connecting to {v}:29500 ({d})",
