@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Callable, Iterator
+from typing import TypedDict
 
 SEED = 20261207
 ALNUM = string.ascii_letters + string.digits
@@ -354,12 +355,13 @@ def phone_uk_paren(rng: random.Random) -> tuple[str, list[str]]:
 
 
 def public_service_path(rng: random.Random) -> tuple[str, list[str]]:
-    v = _s(rng, 24)
+    v = _s(rng, 24) if rng.random() < 0.5 else _s(rng, 64, HEX)
     t = (
         rng.choice(
             [
                 "POST https://hooks.slack.com/services/T0{a}/B0{b}/{v} -> 404 ({d})",
-                "GET https://storage.googleapis.com/upload?upload_id={v}&key=x 500 ({d})",
+                "GET https://storage.googleapis.com/ckpt/step_1200.pt?X-Goog-Algorithm=GOOG4-RSA-SHA256"
+                "&X-Goog-Signature={v} 403 ({d})",
             ]
         )
         .replace("{a}", _s(rng, 8, string.ascii_uppercase))
@@ -409,10 +411,17 @@ KEPT = [
 ]
 
 
-def records(per_kind: int = 80, seed: int = SEED) -> list[dict[str, object]]:
+class Record(TypedDict):
+    kind: str
+    text: str
+    values: list[str]
+    decoys: list[str]
+
+
+def records(per_kind: int = 80, seed: int = SEED) -> list[Record]:
     """The labelled records: ``per_kind`` of every kind, then the records kept whole."""
     rng = random.Random(seed)
-    out: list[dict[str, object]] = []
+    out: list[Record] = []
     for name, make in KINDS.items():
         for _ in range(per_kind):
             text, values = make(rng)
@@ -437,7 +446,7 @@ def dense_log(size: int, seed: int = SEED) -> Iterator[bytes]:
     """About ``size`` bytes of the records in a random order, one line of ordinary training
     output between them: a planted value every ~140 bytes."""
     rng = random.Random(seed)
-    pool = [str(r["text"]) + "\n" for r in records(per_kind=40, seed=seed)]
+    pool = [r["text"] + "\n" for r in records(per_kind=40, seed=seed)]
     filler = [
         "[rank0]: step {s}/500000 | loss {l:.4f} | lr 3.000e-04 | grad_norm 0.871\n",
         "  warnings.warn(\n",
