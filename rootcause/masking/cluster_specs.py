@@ -57,8 +57,10 @@ def validate_mac(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | 
 
 def validate_nodelist(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     # node[012-015], h100n-[171-174,178]: a range in the brackets; x[0,1] is an index
-    inside = buf[buf.index(b"[", start, end) : end]
-    return "HOSTNAME" if re.search(rb"\d-\d", inside) else None
+    bracket = buf.index(b"[", start, end)
+    inside = buf[bracket:end]
+    # and a name of three characters or more: x[2-3] is a slice of some other language
+    return "HOSTNAME" if bracket - start >= 3 and re.search(rb"\d-\d", inside) else None
 
 
 def validate_account(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:

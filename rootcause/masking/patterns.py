@@ -457,7 +457,7 @@ SPECS: tuple[Spec, ...] = (
         "fqdn",
         "HOSTNAME",
         rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb")(?:[^a-z0-9]|$)",
-        _c(rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+)$", _I),
+        _c(rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+)$", _I),  # matched to the end
         10,
         validate_fqdn,
         caseless=True,

@@ -29,6 +29,8 @@ class Window:
     # the continuation stops at two spaces in a row: a column gap, not a digit group's separator
     # (phonenumbers reads "+49 30 55913771  0/5005" as one longer number)
     stop_at_gap: bool = False
+    # a hit right after one of these words is no candidate (File <command-1234567890123456>)
+    not_after_words: tuple[bytes, ...] = ()
 
 
 _DIGITS = frozenset(b"0123456789")
@@ -42,7 +44,11 @@ PREFILTERS: dict[str, tuple[bytes, Window]] = {
     "card": (
         rb"\b(?:4\d|5[1-5]|2[2-7]|3[0-9]|6[045])\d\d[ \-]?\d{4,6}[ \-]?\d{4}",
         Window(
-            _DIGITS | frozenset(b" -"), 24, not_after=b"=.x", alphabet=_DIGITS | frozenset(b" -")
+            _DIGITS | frozenset(b" -"),
+            24,
+            not_after=b"=.x",
+            alphabet=_DIGITS | frozenset(b" -"),
+            not_after_words=(b"command-",),
         ),
     ),
     "iban": (
@@ -68,6 +74,10 @@ def windows(db: Database, window: Window, buf: bytes) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for _, start, end in db.scan(buf):
         if start and buf[start - 1] in window.not_after:
+            continue
+        if window.not_after_words and buf[max(0, start - 16) : start].endswith(
+            window.not_after_words
+        ):
             continue
         stop = end
         limit = min(len(buf), start + window.max_bytes)
