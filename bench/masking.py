@@ -216,11 +216,20 @@ def _processor(config: str, masker: Any) -> Any:
     return process
 
 
-def _write_log(directory: str, size_mb: int) -> str:
-    """A realistic generated log with a labelled-corpus record (planted values of every type,
-    decoys) every few KB: PII-dense."""
+def _write_log(directory: str, size_mb: int, log: str = "cluster") -> str:
+    """The log the speed is measured on. ``cluster`` (issue 33's): the cluster generator's
+    records, a finding every ~140 bytes (bench/masking_corpus/cluster.py). ``sparse``: a
+    realistic generated log with a labelled-corpus record (planted values of every type,
+    decoys) every few KB."""
+    path = os.path.join(directory, f"{log}-{size_mb}MB.log")
+    if log == "cluster":
+        from bench.masking_corpus.cluster import dense_log
+
+        with open(path, "wb") as f:
+            for block in dense_log(size_mb * _MB):
+                f.write(block)
+        return path
     records = [r["text"] for r in load_corpus()]
-    path = os.path.join(directory, f"dense-{size_mb}MB.log")
     written = since = i = 0
     with open(path, "wb") as f:
         for block in generate_log(size_mb * _MB, seed=size_mb):
@@ -267,13 +276,13 @@ def _cli_seconds(path: str, light: bool) -> float:
     return time.perf_counter() - start
 
 
-def run(sizes: tuple[int, ...] = (20, 100)) -> list[dict[str, Any]]:
+def run(sizes: tuple[int, ...] = (20, 100), log: str = "cluster") -> list[dict[str, Any]]:
     """Measure every configuration on each dense log size; one subprocess per measurement."""
     rows: list[dict[str, Any]] = []
     root = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="rootcause-bench-") as tmp:
         for size in sizes:
-            path = _write_log(tmp, size)
+            path = _write_log(tmp, size, log)
             for config in _CONFIGS:
                 out = subprocess.run(
                     [sys.executable, "-m", "bench.masking", "--child", config, path],
@@ -512,6 +521,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="20,100")
     parser.add_argument("--quality-only", action="store_true")
     parser.add_argument(
+        "--log",
+        choices=("cluster", "sparse"),
+        default="cluster",
+        help="the speed log: a finding every ~140 bytes (cluster), or a record every 3 KB",
+    )
+    parser.add_argument(
         "--recall", action="store_true", help="only the cluster generator's recall per kind"
     )
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "PATH"), help=argparse.SUPPRESS)
@@ -529,8 +544,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.quality_only:
         return
     print(flush=True)
-    print("-- speed on a PII-dense log (a labelled record every 3 KB), one core --", flush=True)
-    rows = run(tuple(int(s) for s in args.sizes.split(",")))
+    shape = "a finding every ~140 bytes" if args.log == "cluster" else "a record every 3 KB"
+    print(f"-- speed on a PII-dense log ({shape}), one core --", flush=True)
+    rows = run(tuple(int(s) for s in args.sizes.split(",")), args.log)
     print(_table(rows))
     print(
         "targets: production (Presidio included) >= 10 MB/s and >= 4x python-re; "
