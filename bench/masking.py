@@ -216,11 +216,20 @@ def _processor(config: str, masker: Any) -> Any:
     return process
 
 
-def _write_log(directory: str, size_mb: int) -> str:
-    """A realistic generated log with a labelled-corpus record (planted values of every type,
-    decoys) every few KB: PII-dense."""
+def _write_log(directory: str, size_mb: int, log: str = "cluster") -> str:
+    """The log the speed is measured on. ``cluster`` (issue 33's): the cluster generator's
+    records, a finding every ~140 bytes (bench/masking_corpus/cluster.py). ``sparse``: a
+    realistic generated log with a labelled-corpus record (planted values of every type,
+    decoys) every few KB."""
+    path = os.path.join(directory, f"{log}-{size_mb}MB.log")
+    if log == "cluster":
+        from bench.masking_corpus.cluster import dense_log
+
+        with open(path, "wb") as f:
+            for block in dense_log(size_mb * _MB):
+                f.write(block)
+        return path
     records = [r["text"] for r in load_corpus()]
-    path = os.path.join(directory, f"dense-{size_mb}MB.log")
     written = since = i = 0
     with open(path, "wb") as f:
         for block in generate_log(size_mb * _MB, seed=size_mb):
@@ -267,13 +276,13 @@ def _cli_seconds(path: str, light: bool) -> float:
     return time.perf_counter() - start
 
 
-def run(sizes: tuple[int, ...] = (20, 100)) -> list[dict[str, Any]]:
+def run(sizes: tuple[int, ...] = (20, 100), log: str = "cluster") -> list[dict[str, Any]]:
     """Measure every configuration on each dense log size; one subprocess per measurement."""
     rows: list[dict[str, Any]] = []
     root = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="rootcause-bench-") as tmp:
         for size in sizes:
-            path = _write_log(tmp, size)
+            path = _write_log(tmp, size, log)
             for config in _CONFIGS:
                 out = subprocess.run(
                     [sys.executable, "-m", "bench.masking", "--child", config, path],
@@ -460,14 +469,74 @@ def quality_table(scores: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def cluster_recall() -> dict[str, Any]:
+    """Issue 33's table: per kind of the cluster generator (bench/masking_corpus/cluster.py),
+    recall on the light client (the Hyperscan recognizers alone) and on the server (Presidio's
+    analyzer as the workers build it), the decoys each altered, and the records where the two
+    outputs differ."""
+    from bench.masking_corpus.cluster import records
+
+    client, server = _ours(None), _ours("auto")
+    planted: Counter[str] = Counter()
+    found: dict[str, Counter[str]] = {"client": Counter(), "server": Counter()}
+    altered: Counter[str] = Counter()
+    differ: Counter[str] = Counter()
+    decoys = 0
+    for record in records():
+        kind = record["kind"]
+        outs = {"client": client(record["text"]), "server": server(record["text"])}
+        differ[kind] += outs["client"] != outs["server"]
+        planted[kind] += len(record["values"])
+        decoys += len(record["decoys"])
+        for path, out in outs.items():
+            found[path][kind] += sum(v not in out for v in record["values"])
+            altered[path] += sum(d not in out for d in record["decoys"])
+    return {
+        "planted": planted,
+        "found": found,
+        "altered": altered,
+        "decoys": decoys,
+        "differ": differ,
+    }
+
+
+def cluster_recall_table(r: dict[str, Any]) -> str:
+    lines = [
+        "| kind | planted | client | server | client ≠ server |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for kind in sorted(set(r["planted"]) | set(r["differ"])):
+        n = r["planted"][kind]
+        cells = [_pct(r["found"][p][kind], n).strip() for p in ("client", "server")]
+        lines.append(f"| {kind} | {n} | {cells[0]} | {cells[1]} | {r['differ'][kind]} |")
+    lines.append(
+        f"| decoys altered (of {r['decoys']}) | | {r['altered']['client']} | "
+        f"{r['altered']['server']} | |"
+    )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="20,100")
     parser.add_argument("--quality-only", action="store_true")
+    parser.add_argument(
+        "--log",
+        choices=("cluster", "sparse"),
+        default="cluster",
+        help="the speed log: a finding every ~140 bytes (cluster), or a record every 3 KB",
+    )
+    parser.add_argument(
+        "--recall", action="store_true", help="only the cluster generator's recall per kind"
+    )
     parser.add_argument("--child", nargs=2, metavar=("CONFIG", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(_child(*args.child)))
+        return
+    if args.recall:
+        print("-- recall per kind on the cluster generator (bench/masking_corpus/cluster.py) --")
+        print(cluster_recall_table(cluster_recall()), flush=True)
         return
     print(f"-- recall and decoys kept on {CORPUS.relative_to(CORPUS.parents[2])} --", flush=True)
     print(quality_table(quality()), flush=True)
@@ -475,8 +544,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.quality_only:
         return
     print(flush=True)
-    print("-- speed on a PII-dense log (a labelled record every 3 KB), one core --", flush=True)
-    rows = run(tuple(int(s) for s in args.sizes.split(",")))
+    shape = "a finding every ~140 bytes" if args.log == "cluster" else "a record every 3 KB"
+    print(f"-- speed on a PII-dense log ({shape}), one core --", flush=True)
+    rows = run(tuple(int(s) for s in args.sizes.split(",")), args.log)
     print(_table(rows))
     print(
         "targets: production (Presidio included) >= 10 MB/s and >= 4x python-re; "

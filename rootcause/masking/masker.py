@@ -44,6 +44,7 @@ from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX, SPECS
 from rootcause.masking.prefilters import all_windows
 from rootcause.masking.rules import Rule, RuleSet, as_rule_set
 from rootcause.masking.scanner import (
+    LEARNED_ENTITIES,
     LEARNING_SPECS,
     Candidate,
     Database,
@@ -116,6 +117,8 @@ def _learnable(name: bytes, entity: str) -> bool:
         return False
     if entity == "USERNAME":
         return name not in _GENERIC_USERS
+    if entity == "CLOUD_ACCOUNT":
+        return len(name) >= 6
     # Host names only when they cannot be ordinary words ("main", "worker").
     return _has_digit(name) and any(97 <= c <= 122 for c in name)
 
@@ -329,14 +332,19 @@ class Masker:
     def _learn(self, buf: bytes, candidates: list[Candidate]) -> None:
         # The learned names are for the whole log; _learned_db is rebuilt only when one is new.
         for c in candidates:
-            if c.entity not in ("HOSTNAME", "USERNAME") or len(self._learned) >= _MAX_LEARNED:
+            if c.entity not in LEARNED_ENTITIES or len(self._learned) >= _MAX_LEARNED:
                 continue
             name = buf[c.start : c.end].lower()
             if c.entity == "HOSTNAME":
                 name = name.split(b".", 1)[0]
-            if name not in self._learned and _learnable(name, c.entity):
-                self._learned[name] = c.entity
-                self._learned_dirty = True
+            names = [name]
+            if c.entity == "USERNAME" and (b"." in name or b"_" in name):
+                # declan.murphy is declan-murphy in a Kubernetes pod's name
+                names.append(name.replace(b".", b"-").replace(b"_", b"-"))
+            for name in names:
+                if name not in self._learned and _learnable(name, c.entity):
+                    self._learned[name] = c.entity
+                    self._learned_dirty = True
 
     def _render(
         self, buf: bytes, spans: list[Candidate], keys: list[tuple[int, int]], continued: bool

@@ -11,12 +11,14 @@ of (version strings, loopback addresses, Python module paths, step counters).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from rootcause.masking.cluster_specs import CLUSTER_SPECS
+from rootcause.masking.spec import Spec
+from rootcause.masking.suffixes import host_tlds
 from rootcause.masking.validators import (
-    Validator,
     validate_assignment,
     validate_card,
+    validate_email,
     validate_fqdn,
     validate_host_value,
     validate_host_word,
@@ -33,7 +35,13 @@ from rootcause.masking.validators import (
 
 # Entity types whose identity matters inside one log get numbered pseudonyms (<HOST_1>);
 # everything else is replaced by a fixed token.
-PSEUDONYM_PREFIX = {"HOSTNAME": "HOST", "IP_ADDRESS": "IP", "EMAIL_ADDRESS": "EMAIL"}
+PSEUDONYM_PREFIX = {
+    "HOSTNAME": "HOST",
+    "IP_ADDRESS": "IP",
+    "EMAIL_ADDRESS": "EMAIL",
+    "MAC_ADDRESS": "MAC",
+    "CLOUD_ACCOUNT": "ACCOUNT",
+}
 FIXED_TOKEN = {
     "USERNAME": "<USER>",
     "HF_TOKEN": "<HF_TOKEN>",
@@ -46,6 +54,9 @@ FIXED_TOKEN = {
     "SLACK_TOKEN": "<SLACK_TOKEN>",
     "STRIPE_KEY": "<STRIPE_KEY>",
     "NGC_API_KEY": "<NGC_API_KEY>",
+    "GITLAB_TOKEN": "<GITLAB_TOKEN>",
+    "NPM_TOKEN": "<NPM_TOKEN>",
+    "GOOGLE_API_KEY": "<GOOGLE_API_KEY>",
     "JWT": "<JWT>",
     "PRIVATE_KEY": "<PRIVATE_KEY>",
     "URL_CREDENTIALS": "<URL_CREDENTIALS>",
@@ -54,21 +65,6 @@ FIXED_TOKEN = {
     "CREDIT_CARD": "<CREDIT_CARD>",
 }
 ENTITIES = sorted([*PSEUDONYM_PREFIX, *FIXED_TOKEN])
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    entity: str
-    hs: bytes
-    confirm: re.Pattern[bytes]
-    priority: int  # lower wins when two candidates cover the same span
-    validate: Validator | None = None
-    caseless: bool = False
-    multiline: bool = False
-    # The value must not touch an ASCII letter or digit on either side. Checked in Python
-    # instead of a Hyperscan \b, which fails after '_' (ckpt_hf_..., run_10.0.0.1.log).
-    word: bool = False
 
 
 def _c(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
@@ -82,12 +78,12 @@ _IPV6 = (
     rb"(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|"
     rb"(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?::(?:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,6})?"
 )
-_HOST_TLDS = (
-    rb"com|net|org|io|ai|internal|local|lan|cluster|localdomain|intra|corp|edu|gov|cloud|"
-    rb"co|uk|de|fr|cn|jp|ch|nl|us|ca|au"
-)
+_HOST_TLDS = b"|".join(host_tlds())
 
 _I = re.IGNORECASE
+# SLURM_JOB_USER=jdoe, SLURM_JOB_USER = jdoe, 'SLURM_JOB_USER': 'jdoe'; not "USER: hi" (a chat
+# template's turn)
+_USER_SEP = rb"(?:=|[ \t]+=[ \t]+|[\"'][ \t]*:[ \t]*)"
 # A date glued to a value ends it (jdoe@acme.com2026-12-01 03:10:00): 2026-12-01.
 _DATE = rb"(?:19|20)\d\d-[01]\d-[0-3]\d"
 # The assignment patterns (key = value, key: value, Bearer value) take blanks with [ \t]*, not
@@ -95,10 +91,15 @@ _DATE = rb"(?:19|20)\d\d-[01]\d-[0-3]\d"
 # value.
 
 # +49 30 90182063, +1 (415) 555-0199, +33 1 42 68 53 00: a country code, then groups.
-_PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)|[ .\-]\d{1,5})(?:[ .\-]\d{1,8}){1,4}"
+# +44 (0)20 7946 0393: the trunk prefix in parentheses, the area code glued to it.
+_PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)\d{0,4}|[ .\-]\d{1,5})(?:[ .\-]\d{1,8}){1,4}"
 _USER_AT = rb"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,31}"
-_AT_HOST = rb"[A-Za-z][A-Za-z0-9\-]{0,62}"
-_USER_AT_HOST_HS = _USER_AT + rb"@[A-Za-z][A-Za-z0-9\-]{0,62}(?:[^A-Za-z0-9\-]|$)"
+_AT_HOST = rb"[A-Za-z][A-Za-z0-9\-]{0,62}(?:\.[A-Za-z0-9\-]{1,63}){0,8}"
+# (the anchor's user part unbounded: bounded on both sides of the '@' it does not compile)
+_USER_AT_HOST_HS = (
+    rb"[A-Za-z0-9_][A-Za-z0-9_.\-]*@[A-Za-z][A-Za-z0-9\-]*(?:\.[A-Za-z0-9\-]+)*"
+    rb"(?:[^A-Za-z0-9\-.]|$)"
+)
 
 SPECS: tuple[Spec, ...] = (
     Spec(
@@ -232,17 +233,19 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "assignment",
         "SECRET",
-        rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|"
-        rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)"
-        rb"[\"']?[ \t]*[:=][ \t]*[\"']?[^\s\"'<]",
+        rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|key(?:[_\-]?id)?|auth|sig|signature|"
+        rb"credentials?|creds)"
+        rb"[\"']?[ \t]*[:=][ \t]*(?:[\"'][^\"'\n<]|[^\s\"'<])",
         _c(
-            rb"[a-z_\-]*?(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key|"
-            rb"auth[_\-]?key|private[_\-]?key|signature|credentials?)[\"']?[ \t]*[:=][ \t]*"
-            # A quoted value runs to its closing quote (a password may hold ',', ';' or '}');
-            # an unquoted one to the first delimiter.
-            rb"(?:(?P<q>[\"'])(?P<w>[^\"'\n]{1,512})(?P=q)|"
+            rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|key(?:[_\-]?id)?|auth|sig|signature|"
+            rb"credentials?|creds)[\"']?[ \t]*[:=][ \t]*"
+            # A quoted value runs to its closing quote (a password may hold ',', ';', '}' or
+            # the other quote); an unquoted one to the first delimiter.
+            rb"(?:(?P<q>[\"'])(?P<w>(?:(?!(?P=q))[^\n]){1,512})(?P=q)|"
             # unquoted: to the next blank, less a trailing delimiter (password=a;b!c, x)
-            rb"[\"']?(?P<v>[^\s\"'&]{0,511}[^\s\"'&,;)}\]]))",
+            # (a connection string's next "Name=" ends it: AccountKey=…==;EndpointSuffix=…)
+            rb"[\"']?(?P<v>(?:[^\s\"'&;]|;(?![A-Za-z][A-Za-z0-9]{0,39}=)){0,511}"
+            rb"[^\s\"'&,;)}\]]))",
             _I,
         ),
         5,
@@ -252,10 +255,11 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "cli_secret_flag",
         "SECRET",
-        rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =][\"']?[^\s\"'<\-]",
+        rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =](?:[\"'][^\"'\n<]|[^\s\"'<\-])",
         _c(
-            rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =][\"']?"
-            rb"(?P<v>[^\s\"'&]{0,511}[^\s\"'&,;)}\]])",
+            rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =]"
+            rb"(?:(?P<q>[\"'])(?P<w>(?:(?!(?P=q))[^\n]){1,512})(?P=q)|"
+            rb"[\"']?(?P<v>[^\s\"'&]{0,511}[^\s\"'&,;)}\]]))",
             _I,
         ),
         5,
@@ -299,6 +303,7 @@ SPECS: tuple[Spec, ...] = (
             rb"(?:(?![A-Za-z0-9])|(?=" + _DATE + rb"))"
         ),
         6,
+        validate_email,
         multiline=True,
     ),
     Spec(
@@ -338,9 +343,10 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "user_variable",
         "USERNAME",
-        rb"\b[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)=[\"']?[A-Za-z_]",
+        rb"\b[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)" + _USER_SEP + rb"[\"']?[A-Za-z_]",
         _c(
-            rb"[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)=[\"']?(?P<v>[A-Za-z_][A-Za-z0-9._\-]{0,63})"
+            rb"[A-Z_]*(?:USER|USERNAME|LOGNAME|USER_NAME)" + _USER_SEP + rb"[\"']?"
+            rb"(?P<v>[A-Za-z_][A-Za-z0-9._\-]{0,63})"
         ),
         7,
         validate_user,
@@ -446,17 +452,17 @@ SPECS: tuple[Spec, ...] = (
         caseless=True,
     ),
     Spec(
+        # Under a suffix of the Public Suffix List (suffixes.py): found by its end, the start
+        # searched back from there
         "fqdn",
         "HOSTNAME",
         rb"[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb")(?:[^a-z0-9]|$)",
-        _c(
-            rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.(?:" + _HOST_TLDS + rb"))(?![a-z0-9])",
-            _I,
-        ),
+        _c(rb"(?P<v>[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+)$", _I),  # matched to the end
         10,
         validate_fqdn,
         caseless=True,
         multiline=True,
+        som=False,
     ),
     Spec(
         "phone_international",
@@ -494,6 +500,7 @@ SPECS: tuple[Spec, ...] = (
         12,
         validate_card,
     ),
+    *CLUSTER_SPECS,
 )
 
 # Private key blocks span lines and are handled by the masker with state across chunks.

@@ -24,15 +24,21 @@ class Window:
     extend: frozenset[int]  # bytes that may continue the candidate to the right
     max_bytes: int
     not_after: bytes = b""  # a hit right after one of these is no candidate (seed=4111...)
-    # every byte the recognizer's findings can hold (None: any); see all_windows
+    # every byte the recognizer's findings can start or end with (None: any); see all_windows
     alphabet: frozenset[int] | None = None
     # the continuation stops at two spaces in a row: a column gap, not a digit group's separator
     # (phonenumbers reads "+49 30 55913771  0/5005" as one longer number)
     stop_at_gap: bool = False
+    # a hit right after one of these words is no candidate (File <command-1234567890123456>)
+    not_after_words: tuple[bytes, ...] = ()
+    # the recognizer's pattern ends with \b: a continuation stopped by a letter, a digit or
+    # '_' (4427834136823c8c…, the head of a commit hash) holds no candidate
+    word_end: bool = False
 
 
 _DIGITS = frozenset(b"0123456789")
 _ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _UPPER_DIGITS = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 # recognizer -> (prefilter, window), in the order of recognizer.validated_recognizers.
@@ -42,17 +48,29 @@ PREFILTERS: dict[str, tuple[bytes, Window]] = {
     "card": (
         rb"\b(?:4\d|5[1-5]|2[2-7]|3[0-9]|6[045])\d\d[ \-]?\d{4,6}[ \-]?\d{4}",
         Window(
-            _DIGITS | frozenset(b" -"), 24, not_after=b"=.x", alphabet=_DIGITS | frozenset(b" -")
+            _DIGITS | frozenset(b" -"),
+            24,
+            not_after=b"=.x",
+            alphabet=_DIGITS,  # a grouped card's blanks and dashes are inside it
+            not_after_words=(b"command-",),
+            word_end=True,
         ),
     ),
     "iban": (
         rb"\b[A-Z]{2}\d{2} ?[A-Z0-9]{4} ?[A-Z0-9]{4}",
-        Window(_ALNUM | frozenset(b" "), 42, alphabet=_UPPER_DIGITS | frozenset(b" -")),
+        Window(_ALNUM | frozenset(b" "), 42, alphabet=_UPPER_DIGITS),
     ),
     "phone": (
         rb"\+[1-9]\d{0,2}[ .\-(]{1,2}\d|"
         rb"\(\d{3}\) ?\d{3}[ .\-]\d{4}|\b\d{3}[.\-]\d{3}[.\-]\d{4}",
-        Window(_DIGITS | frozenset(b" .-()"), 24, stop_at_gap=True),
+        # a number phonenumbers finds starts with a digit, '+' or '(' and ends with a digit
+        # or ')': the window's boundary bytes outside these are no part of one
+        Window(
+            _DIGITS | frozenset(b" .-()"),
+            24,
+            stop_at_gap=True,
+            alphabet=_DIGITS | frozenset(b"+()"),
+        ),
     ),
     "crypto": (rb"\b(?:bc1|[13])[a-km-zA-HJ-NP-Z1-9]{25}", Window(_ALNUM, 64, alphabet=_ALNUM)),
 }
@@ -69,12 +87,18 @@ def windows(db: Database, window: Window, buf: bytes) -> list[tuple[int, int]]:
     for _, start, end in db.scan(buf):
         if start and buf[start - 1] in window.not_after:
             continue
+        if window.not_after_words and buf[max(0, start - 16) : start].endswith(
+            window.not_after_words
+        ):
+            continue
         stop = end
         limit = min(len(buf), start + window.max_bytes)
         while stop < limit and buf[stop] in window.extend:
             if window.stop_at_gap and buf[stop] == 32 and buf[stop + 1 : stop + 2] == b" ":
                 break
             stop += 1
+        if window.word_end and stop < len(buf) and buf[stop] in _WORD - window.extend:
+            continue
         lo, hi = max(0, start - 1), min(len(buf), stop + 1)
         while lo > 0 and buf[lo] & 0xC0 == 0x80:  # never inside a UTF-8 sequence
             lo -= 1
@@ -103,8 +127,8 @@ def all_windows(buf: bytes) -> list[tuple[int, int]]:
 
     Its windows, less the bytes at their ends that none of its findings can hold (the
     character each side that is there for the word boundaries, when the recognizer's
-    pattern has an alphabet: Presidio's card, IBAN and wallet patterns do; phone numbers,
-    through ``phonenumbers``, are taken whole).
+    pattern has an alphabet: Presidio's card, IBAN and wallet patterns do; a phone number
+    found by ``phonenumbers`` starts and ends with a digit, '+' or a parenthesis).
     """
     if not _any_database().matches(buf):
         return []

@@ -92,7 +92,7 @@ class Database:
 
 
 def spec_flags(spec: Spec) -> int:
-    flags = hyperscan.HS_FLAG_SOM_LEFTMOST
+    flags = hyperscan.HS_FLAG_SOM_LEFTMOST if spec.som else 0
     if spec.caseless:
         flags |= hyperscan.HS_FLAG_CASELESS
     if spec.multiline:
@@ -102,11 +102,11 @@ def spec_flags(spec: Spec) -> int:
 
 # The patterns a name can be learned from (a home path, an NCCL prefix, host=, user@host):
 # the learning pass over a whole log scans with these alone.
-LEARNING_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity in ("HOSTNAME", "USERNAME"))
+LEARNED_ENTITIES = ("HOSTNAME", "USERNAME", "CLOUD_ACCOUNT")
+LEARNING_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity in LEARNED_ENTITIES)
 # Their ids in SPECS -> their ids in LEARNING_SPECS.
 LEARNING_IDS: dict[int, int] = {
-    spec: i
-    for i, spec in enumerate(j for j, s in enumerate(SPECS) if s.entity in ("HOSTNAME", "USERNAME"))
+    spec: i for i, spec in enumerate(j for j, s in enumerate(SPECS) if s.entity in LEARNED_ENTITIES)
 }
 
 
@@ -181,8 +181,10 @@ def find_candidates(
         hits = (main_database() if specs is SPECS else learning_database()).scan(buf)
     # Hyperscan reports every end for a start; the longest one is the occurrence.
     longest: dict[tuple[int, int], int] = {}
+    no_som = _no_som(specs)
     for pid, start, end in hits:
-        key = (pid, start)
+        # without a start of match, each end is an occurrence of its own
+        key = (pid, end if pid in no_som else start)
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
@@ -191,13 +193,49 @@ def find_candidates(
     return found
 
 
+@lru_cache(maxsize=4)
+def _no_som(specs: tuple[Spec, ...]) -> frozenset[int]:
+    return frozenset(i for i, s in enumerate(specs) if not s.som)
+
+
+# How far before its end a value found without a start of match may begin.
+_NO_SOM_BACK = 256
+
+
+# Bytes a value found by its end may hold (a host name's) -> b"a", every other byte -> b" ".
+_RUN = bytes(
+    97 if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c in b".-") else 32
+    for c in range(256)
+)
+
+
+def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
+    # The anchor consumed one terminator byte unless it ended at the end of a line.
+    if end and not _is_alnum(buf[end - 1]):
+        end -= 1
+    # Its start: where the run of such bytes before the end begins (two C calls; a regex
+    # searched back over the window cost half a millisecond a candidate), less what the
+    # pattern cannot start with (a '.' or '-', a label left empty by "..").
+    lo = max(0, end - _NO_SOM_BACK)
+    start = lo + buf[lo:end].translate(_RUN).rfind(b" ") + 1
+    empty = buf.rfind(b"..", start, end)
+    if empty != -1:
+        start = empty + 2
+    while start < end and buf[start] in b".-":
+        start += 1
+    return spec.confirm.match(buf, start, end)
+
+
 def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:
     """The candidate an anchor at [start, end) stands for, if its confirmation and validator
     hold (a list of none or one)."""
     # Bounded: searching to the end of a long line for every candidate was quadratic.
-    limit = max(end, start + _CONFIRM_WINDOW)
-    line_end = buf.find(b"\n", end, limit)
-    m = spec.confirm.match(buf, start, limit if line_end == -1 else max(end, line_end))
+    if spec.som:
+        limit = max(end, start + _CONFIRM_WINDOW)
+        line_end = buf.find(b"\n", end, limit)
+        m = spec.confirm.match(buf, start, limit if line_end == -1 else max(end, line_end))
+    else:
+        m = _confirm_no_som(buf, spec, end)
     if m is None:
         return []
     vstart, vend = m.span("v")
@@ -226,8 +264,10 @@ def find_learned(
     """Mentions of names learned from context; ``entities[i]`` is the type of name i.
     ``hits``: ``db``'s every hit in ``buf`` when they are known already (else it is scanned).
 
-    A mention is bounded by anything but a letter or digit; a '-' before it makes it part of
-    a longer name (x-gpu-node-1), one after it does not (gpu-node-1-ib is that host's link).
+    A mention is bounded by anything but a letter or digit; a '-' before a host name makes
+    it part of a longer name (x-gpu-node-1), one after it does not (gpu-node-1-ib is that
+    host's link). A user's name may have a '-' on both sides: Kubernetes pod names are dashed
+    (pytorchjob-declan-murphy-llama-ft-worker-2).
     """
     found: list[Candidate] = []
     append = found.append
@@ -235,7 +275,9 @@ def find_learned(
     for pid, s, e in db.scan(buf) if hits is None else hits:
         if s > 0:
             c = buf[s - 1]  # _is_alnum or '-', inline: a few hundred mentions a chunk
-            if 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 45:
+            if 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122:
+                continue
+            if c == 45 and entities[pid] == "HOSTNAME":
                 continue
         if e < size:
             c = buf[e]

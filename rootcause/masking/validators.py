@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from itertools import pairwise
 
-Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | tuple[str, int] | None]
+from rootcause.masking.suffixes import COMMON_TLDS, PRIVATE_TLDS
 
 # Python package names that share a dotted shape with host names (sklearn.cluster, tf.io).
 _MODULE_HEADS = frozenset(
@@ -41,6 +41,14 @@ _PUBLIC_DOMAINS = (
     b"docker.io",
     b"ghcr.io",
     b"quay.io",
+    # services whose host names no one in particular: the secret is in their path (masked)
+    b"hooks.slack.com",
+    b"slack.com",
+    b"core.windows.net",
+    b"googleapis.com",
+    b"npmjs.org",
+    b"gitlab.com",
+    b"openai.com",
 )
 # What follows a host name in a file name: gpu-node-17.corp.acme.internal.log
 _FILE_EXTENSIONS = frozenset(
@@ -163,8 +171,18 @@ def validate_ipv6(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
     return _ip_entity(value)
 
 
+_PUBLIC = frozenset(_PUBLIC_DOMAINS)
+
+
 def _is_public(host: bytes) -> bool:
-    return any(host == d or host.endswith(b"." + d) for d in _PUBLIC_DOMAINS)
+    # the host or one of its parent domains is public: a set lookup per dot
+    i = 0
+    while True:
+        if host[i:] in _PUBLIC:
+            return True
+        i = host.find(b".", i) + 1
+        if i == 0:
+            return False
 
 
 def _file_extension_follows(buf: bytes, end: int) -> bool:
@@ -188,6 +206,15 @@ def validate_fqdn(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
         return None
     if host.split(b".", 1)[0] in _MODULE_HEADS or host in _LOOPBACK_NAMES or _is_public(host):
         return None
+    labels = host.split(b".")
+    if labels[-1] not in COMMON_TLDS and labels[-1] not in PRIVATE_TLDS:
+        # Under any other suffix of the Public Suffix List (.it, .se, .kr, .tech), a name of
+        # three labels or more, or one whose first label has a digit or '-': "loss.total"
+        # or "cfg.name" is no machine
+        if len(labels) < 3 and not (_has_digit(labels[0]) or b"-" in labels[0]):
+            return None
+        if any(b"_" in label for label in labels):
+            return None
     return "HOSTNAME"
 
 
@@ -241,7 +268,29 @@ _NOT_AT_USERS = frozenset(
 _NOT_AT_HOSTS = re.compile(
     rb"(?i)(?:sha\d*|md5|blake2b?|latest|main|master|head|step|epoch|iter|it|v\d|k\b|n\b)"
 )
-_USER_AT_BEFORE = frozenset(b" \t\"'([{=:,;<>|")
+_USER_AT_BEFORE = frozenset(b" \t\"'([{=:,;<>|\n\r")
+# ssh jdoe@host.corp..., scp, rsync: a login on a machine, not an e-mail address
+_LOGIN_BEFORE = re.compile(
+    rb"(?:^|[\s;&|(])(?:ssh|scp|sftp|rsync|mosh|ssh-copy-id|autossh|pdsh)\b[^\n]{0,120}$"
+)
+
+
+def _login_context(buf: bytes, user_start: int, host_end: int) -> bool:
+    """user@host.domain is a login, not an e-mail, after ssh/scp/rsync on its line or when a
+    path follows (a shell prompt user@host.domain:~$, scp's user@host:/path)."""
+    after = buf[host_end : host_end + 2]
+    if after[:1] == b":" and after[1:2] in (b"~", b"/", b"$", b"#", b" ", b"\n", b""):
+        return True
+    line_start = buf.rfind(b"\n", max(0, user_start - 160), user_start) + 1
+    return _LOGIN_BEFORE.search(buf[max(line_start, user_start - 160) : user_start]) is not None
+
+
+def validate_email(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    # the user and the host of a login are two findings (user_at_host_*): the host keeps its
+    # link with the same host elsewhere in the log
+    if _login_context(buf, start, end) and b"@" in buf[start:end]:
+        return None
+    return "EMAIL_ADDRESS"
 
 
 def validate_user_at_host(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
@@ -253,12 +302,14 @@ def validate_user_at_host(buf: bytes, start: int, end: int, m: re.Match[bytes]) 
         return None  # github.com/org/repo@v1.2: a path, not a login
     if user.lower() in _NOT_AT_USERS or user.isdigit() or len(host) < 2:
         return None
-    if _NOT_AT_HOSTS.match(host):
+    if _NOT_AT_HOSTS.match(host) or host.endswith(b"."):
         return None
     host_end = m.end("h" if "h" in m.re.groupindex else "v")
     after = buf[host_end : host_end + 2]
     if after[:1] == b"(" or (after[:1] == b"." and after[1:2].isalnum()):
         return None  # @decorator(...) or a dotted name
+    if b"." in host and not _login_context(buf, user_start, host_end):
+        return None  # jdoe@acme.com: an e-mail address
     return "HOSTNAME" if "h" not in m.re.groupindex else "USERNAME"
 
 
@@ -291,7 +342,7 @@ _REFERENCE = re.compile(
 )
 
 
-def _is_placeholder(value: bytes) -> bool:
+def is_placeholder(value: bytes) -> bool:
     low = value.lower().strip(b".")
     if not low or low in _PLACEHOLDER_VALUES or value.strip(b"*") == b"":
         return True
@@ -300,20 +351,50 @@ def _is_placeholder(value: bytes) -> bool:
     return _REFERENCE.fullmatch(value) is not None
 
 
+# Key names whose value is a secret when it is long and mixed; other names ending in "key"
+# (or key_id) need a random-looking value.
+_TOKEN_KEY = re.compile(
+    rb"secret|token|api[_\-]?key|access|private|auth|signature|credential|creds|(?:^|[_\-.])sig$"
+)
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _random_letters(value: bytes) -> bool:
+    """ZfOlVdkYUBTnwCdkdBEtHxfm, not AutoTokenizerFast: the case flips every few letters."""
+    if len(value) < 20 or not value.isalpha():
+        return False
+    flips = sum(1 for a, b in pairwise(value) if (a < 97) != (b < 97))
+    return flips >= len(value) // 3
+
+
+def _random_looking(value: bytes) -> bool:
+    if len(value) >= 32 and all(c in _HEX for c in value):
+        return _has_digit(value) and _has_alpha(value)  # a key id, a hex key
+    if len(value) < 16 or b"." in value:
+        return False
+    upper = any(65 <= c <= 90 for c in value)
+    lower = any(97 <= c <= 122 for c in value)
+    return upper and lower and _has_digit(value)
+
+
 def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     value = buf[start:end]
     key = _full_key(buf, m.start())
     if key in _SPECIAL_TOKEN_KEYS or key.endswith((b"_token_id", b"tokens")):
         return None
-    if _is_placeholder(value) or value.startswith(b"<"):
+    if is_placeholder(value) or value.startswith(b"<"):
         return None
     if b"pass" in key or b"pwd" in key:
-        return "SECRET" if len(value) >= 3 else None
+        return "SECRET" if len(value.strip()) >= 3 else None
+    if not _TOKEN_KEY.search(key):
+        # a key name only (AccountKey, private_key_id, ENCRYPTION_KEY; gitleaks' generic
+        # rule): a random-looking value, not "cache_key: step_1200" or "sort_key=loss"
+        return "SECRET" if _random_looking(value) else None
     # Tokens and keys are long and mixed; "token: 512", "secret=true" or the source line
     # "token = self.tokenizer.encode(x)" in a traceback are not secrets.
     if len(value) < 8 or b"(" in value or b"[" in value:
         return None
-    if _IDENTIFIER.fullmatch(value) and not _has_digit(value):
+    if _IDENTIFIER.fullmatch(value) and not _has_digit(value) and not _random_letters(value):
         return None
     symbols = sum(1 for c in value if c in _SECRET_SYMBOLS)
     if not (_has_alpha(value) and (_has_digit(value) or symbols)) and len(value) < 20:
@@ -331,7 +412,13 @@ def validate_wandb_hex(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> 
 def validate_openai(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     # sk-some-long-hyphenated-words is prose; real keys mix digits and letters.
     value = buf[start + 3 : end]
-    return "OPENAI_API_KEY" if _has_digit(value) and _has_alpha(value) else None
+    if _has_digit(value) and _has_alpha(value):
+        return "OPENAI_API_KEY"
+    # letters only (sk-proj-AbCd…): one long run of both cases, not hyphenated words
+    run = max(value.replace(b"_", b"-").split(b"-"), key=len)
+    if len(run) >= 20 and run.lower() != run and run.upper() != run:
+        return "OPENAI_API_KEY"
+    return None
 
 
 def _luhn(digits: bytes) -> bool:
@@ -352,6 +439,8 @@ def validate_card(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
         return None
     if buf[start - 1 : start] in (b".", b"=", b"x") or buf[end : end + 1] == b".":
         return None  # 0.1234567890123 or seed=..., not a card
+    if buf[max(0, start - 8) : start].lower() == b"command-":
+        return None  # a Databricks notebook frame: File <command-1234567890123456>
     # Issuer prefixes (Visa, Mastercard, Amex, Discover, JCB, Diners): epoch timestamps in ms/ns
     # and random seeds rarely start like a card.
     if re.match(rb"4|5[1-5]|2[2-7]|3[47]|6011|65|64[4-9]|35|3[068]", digits):
@@ -359,7 +448,7 @@ def validate_card(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
     return None
 
 
-def _phone_bounds_ok(buf: bytes, start: int, end: int) -> bool:
+def phone_bounds_ok(buf: bytes, start: int, end: int) -> bool:
     prev = buf[start - 1 : start]
     after = buf[end : end + 2]
     if prev.isalnum() or prev in (b".", b"e", b"E", b"-", b"+", b"=", b"/", b"_"):
@@ -393,13 +482,13 @@ def validate_phone(
             break
         if cut < end and buf[cut : cut + 1] != b" ":
             continue  # only a blank separates two numbers
-        if _phone_bounds_ok(buf, start, cut):
+        if phone_bounds_ok(buf, start, cut):
             return "PHONE_NUMBER" if cut == end else ("PHONE_NUMBER", cut)
     return None
 
 
 def validate_phone_nanp(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    if not _phone_bounds_ok(buf, start, end):
+    if not phone_bounds_ok(buf, start, end):
         return None
     digits = bytes(c for c in buf[start:end] if 48 <= c <= 57)[-10:]
     # Area code and exchange start with 2-9 (NANP): 100-200-3000 is a range, not a number.

@@ -1,0 +1,30 @@
+"""What one masking pattern is: a Hyperscan anchor, a Python confirmation and a validator."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# (buffer, value start, value end, confirm match) -> the entity to report, None to reject, or
+# (entity, end) for a shorter value than the pattern took.
+Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | tuple[str, int] | None]
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    entity: str
+    hs: bytes
+    confirm: re.Pattern[bytes]
+    priority: int  # lower wins when two candidates cover the same span
+    validate: Validator | None = None
+    caseless: bool = False
+    multiline: bool = False
+    # The value must not touch an ASCII letter or digit on either side. Checked in Python
+    # instead of a Hyperscan \b, which fails after '_' (ckpt_hf_..., run_10.0.0.1.log).
+    word: bool = False
+    # False: Hyperscan finds where the value ends, not where it starts (a start of match is
+    # too costly for its pattern: the host names' thousand suffixes); ``confirm`` is then
+    # searched in the bytes before that end and must end with ``$``.
+    som: bool = True
