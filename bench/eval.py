@@ -5,7 +5,9 @@ absent on a user's clone, then skipped), and the run-produced corpus of this rep
 `bench/realruns/corpus/dev` and `bench/realruns/corpus/sealed` (reported separately; nobody
 tuning the engine reads the sealed logs). `--corpus DIR` (repeatable) scores only the named ones.
 
-Top-1 accuracy counts every labelled file (healthy logs are right when the outcome is no_match).
+Top-1 accuracy counts every labelled file in the taxonomy (healthy logs are right when the outcome
+is no_match); a file labelled `out_of_taxonomy` (a failure no catalogue class covers) is left out of
+it and reported apart: how many of them the engine named a class for.
 Initiating-rank accuracy counts only the files whose label names a rank (initiating_rank not null):
 a file is right when the engine names that same rank. A stricter second figure covers every
 multi-rank log: where the label says no rank can be singled out (null), naming one is wrong too.
@@ -44,6 +46,7 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
     ]
     misses: list[dict[str, Any]] = []
     top1 = rank_total = rank_ok = healthy_bad = healthy_total = multi_total = multi_ok = 0
+    outside = outside_named = 0
     support: Counter[str] = Counter()
     correct: Counter[str] = Counter()
     confused: dict[str, Counter[str]] = defaultdict(Counter)
@@ -60,8 +63,14 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
             misses.append({"file": label["file"], "expected": expected, "got": f"error: {exc}"})
             continue
         got = result.failure.slug if result.failure is not None else "none"
-        class_ok = got == expected
-        top1 += class_ok
+        if expected == OUT_OF_TAXONOMY:
+            # no class is right for it: saying none is the honest answer, naming one is a guess
+            outside += 1
+            outside_named += got != "none"
+            class_ok = got == "none"
+        else:
+            class_ok = got == expected
+            top1 += class_ok
         if class_ok:
             correct[expected] += 1
         else:
@@ -99,7 +108,10 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
     return {
         "files": len(labels),
         "top1_count": top1,
-        "top1": top1 / len(labels) if labels else 0.0,
+        "top1": top1 / (len(labels) - outside) if len(labels) > outside else 0.0,
+        "in_taxonomy": len(labels) - outside,
+        "out_of_taxonomy": outside,
+        "out_of_taxonomy_named": outside_named,
         "rank_files": rank_total,
         "rank_ok": rank_ok,
         "rank_accuracy": rank_ok / rank_total if rank_total else 1.0,
@@ -112,6 +124,9 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
         "misses": misses,
         "seconds": time.perf_counter() - started,
     }
+
+
+OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
 def default_corpora(shared: Path) -> list[tuple[str, Path]]:
@@ -154,13 +169,22 @@ def pct(part: int, whole: int) -> str:
 def summary_lines(name: str, report: dict[str, Any]) -> list[str]:
     return [
         f"{name}: {report['files']} files ({report['seconds']:.1f} s)",
-        f"  top-1 class accuracy: {report['top1']:.1%} ({report['top1_count']}/{report['files']})",
+        f"  top-1 class accuracy: {report['top1']:.1%}"
+        f" ({report['top1_count']}/{report['in_taxonomy']} in the taxonomy)",
         f"  initiating-rank accuracy: {pct(report['rank_ok'], report['rank_files'])}"
         f" over {report['rank_files']} files whose label names a rank",
         f"  initiating rank on all {report['multi_rank_files']} multi-rank logs (null included):"
         f" {pct(report['multi_rank_ok'], report['multi_rank_files'])}",
         f"  healthy logs misdiagnosed: {report['healthy_misdiagnosed']}"
         f" of {report['healthy_files']}",
+        *(
+            [
+                f"  out-of-taxonomy logs named a class: {report['out_of_taxonomy_named']}"
+                f" of {report['out_of_taxonomy']}"
+            ]
+            if report["out_of_taxonomy"]
+            else []
+        ),
     ]
 
 

@@ -23,7 +23,13 @@ from rootcause.evidence import (
     LineInfo,
 )
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
-from rootcause.ranks import CRASH_EXIT_RE, LAUNCHER_RANK_RE, ROOT_CAUSE_HEAD, CrossRankEvidence
+from rootcause.ranks import (
+    CRASH_EXIT_RE,
+    LAUNCHER_RANK_RE,
+    ROOT_CAUSE_HEAD,
+    CrossRankEvidence,
+    mpi_exit,
+)
 
 EVIDENCE_CHARS = 300  # what an evidence line shows of its line
 HIT_CHARS = 2 * EVIDENCE_CHARS  # what a remembered hit keeps of its line
@@ -57,6 +63,8 @@ INTERNAL = {
     ),
     "launcher_rank": r"rank\s*:?\s*\d+\s*\(local[_ ]rank",
     "launcher_failed": r"\bfailed \(exitcode: -?\d+\) (?:local_rank|for binary)",
+    # mpirun's report of the first process it saw exit (Open MPI / Horovod jobs)
+    "mpi_exit": r"\bnoticed that process rank \d+ with PID|^\s*Process name: \[\[\d+,\d+\],\d+\]",
     # torchrun's `--tee` prefix (a local rank) behind a host prefix: how many nodes the log shows
     "tee_host": r"^[A-Za-z0-9_.<>-]{1,64}: \[default\d",
     # what the launcher says of the node it runs on (group_rank=1, --nproc_per_node=4, ...)
@@ -349,6 +357,10 @@ class Scanner:
                     scan.evidence.layout.global_rank(local, info.host),
                     int(f.group("code")),
                 )
+        elif name == "mpi_exit":
+            if scan.evidence.launcher_failed is None:
+                after = [ctx.lines[j][:200] for j in range(i + 1, min(len(ctx.lines), i + 3))]
+                scan.evidence.launcher_failed = mpi_exit(info.text[:1000], after)
         elif name == "layout":
             scan.evidence.layout.observe(info.host, info.text)
         elif name == "recovery":
