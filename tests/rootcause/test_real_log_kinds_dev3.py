@@ -97,3 +97,26 @@ def test_tcpstore_client_that_reached_no_address_is_a_rendezvous_timeout():
         "address of (node-1, 47389).\n"
     )
     assert slug(_diagnose_text(text)) == "rendezvous-timeout"
+
+
+def test_tokenizer_length_warning_proposes_no_class():
+    # the healthy runs of two threads: the tokenizer warns that a sequence is longer than the
+    # model's maximum ("will result in indexing errors") and nothing failed after it
+    text = (
+        "Loading checkpoint shards: 100%|##########| 2/2 [00:05<00:00,  2.60s/it]\n"
+        "Token indices sequence length is longer than the specified maximum sequence length "
+        "for this model (2409 > 2048). Running this sequence through the model will result in "
+        "indexing errors\n"
+    )
+    assert _diagnose_text(text).outcome == "no_match"
+
+
+def test_nan_in_a_trainer_metric_dict_or_a_loss_table_is_a_nan_loss():
+    # hiyouga/LLaMA-Factory#7263: the metric pair alone, the loss printed with three decimals
+    assert slug(_diagnose_text("'loss': 0.000, 'grad_norm': nan\n")) == "nan-loss"
+    # nv-tlabs/LION#9: a loguru table line "[Loss] nan"
+    line = (
+        "2023-01-25 00:21:34.569 | INFO | trainers.base_trainer:train_epochs:256 - [R0] | "
+        "E6 iter[ 14/ 15] | [Loss] nan | [step]   104 |\n"
+    )
+    assert slug(_diagnose_text(line * 3)) == "nan-loss"
