@@ -120,3 +120,26 @@ def test_nan_in_a_trainer_metric_dict_or_a_loss_table_is_a_nan_loss():
         "E6 iter[ 14/ 15] | [Loss] nan | [step]   104 |\n"
     )
     assert slug(_diagnose_text(line * 3)) == "nan-loss"
+
+
+def test_nvidia_smi_gpu_is_lost_is_a_hardware_fault():
+    # OWOD#81: nvidia-smi after the stall
+    text = (
+        "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the "
+        "system to recover this GPU\n"
+    )
+    assert slug(_diagnose_text(text)) == "gpu-hardware-fault"
+
+
+def test_tensorflow_pool_reservation_failing_at_device_creation_is_memory_held_elsewhere():
+    # ROCm/tensorflow-upstream#82: hipError_t(1002) at decreasing sizes right after the device
+    # is created; the CUDA wording is CUDA_ERROR_OUT_OF_MEMORY
+    for status in ("hipError_t(1002)", "CUDA_ERROR_OUT_OF_MEMORY"):
+        text = (
+            "2019-01-08 19:06:10.822532: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1189]"
+            " Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 7524 "
+            "MB memory)\n"
+            "2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] "
+            f"failed to allocate 7.35G (7889485824 bytes) from device: {status}\n"
+        )
+        assert slug(_diagnose_text(text)) == "gpu-memory-held-elsewhere"
