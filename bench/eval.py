@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench.calibrate import reliability
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
 
@@ -50,6 +51,8 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
     support: Counter[str] = Counter()
     correct: Counter[str] = Counter()
     confused: dict[str, Counter[str]] = defaultdict(Counter)
+    stated: list[float] = []  # the confidence of each diagnosed log, and whether it was right
+    rights: list[bool] = []
     started = time.perf_counter()
     for label in labels:
         expected = label["slug"]
@@ -85,6 +88,9 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
         if label.get("multi_rank"):
             multi_total += 1
             multi_ok += result.initiating_rank == label.get("initiating_rank")
+        if result.failure is not None:
+            stated.append(result.failure.confidence)
+            rights.append(class_ok and rank_right)
         if not (class_ok and rank_right):
             misses.append(
                 {
@@ -105,8 +111,12 @@ def evaluate(corpus: Path, engine: Engine) -> dict[str, Any]:
         }
         for slug in sorted(support)
     ]
+    deciles, ece = reliability(stated, rights)
     return {
         "files": len(labels),
+        "diagnosed": len(stated),
+        "reliability": deciles,
+        "ece": ece,
         "top1_count": top1,
         "top1": top1 / (len(labels) - outside) if len(labels) > outside else 0.0,
         "in_taxonomy": len(labels) - outside,
@@ -177,6 +187,7 @@ def summary_lines(name: str, report: dict[str, Any]) -> list[str]:
         f" {pct(report['multi_rank_ok'], report['multi_rank_files'])}",
         f"  healthy logs misdiagnosed: {report['healthy_misdiagnosed']}"
         f" of {report['healthy_files']}",
+        f"  expected calibration error: {report['ece']:.3f} over {report['diagnosed']} diagnosed",
         *(
             [
                 f"  out-of-taxonomy logs named a class: {report['out_of_taxonomy_named']}"
@@ -247,16 +258,24 @@ def accuracy_markdown(
         "every multi-rank log, where naming a rank that the label says cannot be singled out is",
         "wrong too.",
         "",
-        "| corpus | files | top-1 | initiating rank | strict multi-rank | healthy misdiagnosed |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "Top-1 counts the logs in the taxonomy; a log labelled out-of-taxonomy is right when no",
+        "class is named. ECE is the expected calibration error of the stated confidence over the",
+        "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
+        "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3 and",
+        "realruns/dev (`python -m bench.calibrate`), never on realruns/sealed.",
+        "",
+        "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
+        " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in reports:
         lines.append(
-            f"| {name} | {r['files']} | {r['top1']:.1%}"
+            f"| {name} | {r['files']} | {r['top1']:.1%} ({r['top1_count']}/{r['in_taxonomy']})"
             f" | {pct(r['rank_ok'], r['rank_files'])} ({r['rank_ok']}/{r['rank_files']})"
             f" | {pct(r['multi_rank_ok'], r['multi_rank_files'])}"
             f" ({r['multi_rank_ok']}/{r['multi_rank_files']}) | {r['healthy_misdiagnosed']}"
-            f" of {r['healthy_files']} |"
+            f" of {r['healthy_files']} | {r['out_of_taxonomy_named']} of {r['out_of_taxonomy']}"
+            f" | {r['ece']:.3f} |"
         )
     if questions is not None:
         lines += [
@@ -265,6 +284,22 @@ def accuracy_markdown(
             f" first for {questions['first_right']} of {questions['questions']}"
             f" ({pct(questions['first_right'], questions['questions'])}).",
         ]
+    for name, r in reports:
+        if sealed(name):
+            lines += [
+                "",
+                f"Reliability of the stated confidence on {name} (blind: counts only), per decile:",
+                "",
+                "| stated confidence | diagnosed logs | mean stated | right |",
+                "| --- | ---: | ---: | ---: |",
+                *(
+                    f"| {span} | {n} | {mean:.2f} | {rate:.2f} |"
+                    for span, n, mean, rate in r["reliability"]
+                ),
+                "",
+                f"Expected calibration error on {name}: {r['ece']:.3f} over {r['diagnosed']}"
+                " diagnosed logs.",
+            ]
     for name, r in reports:
         lines += ["", f"## {name}", "", *class_table(r, blind=sealed(name))]
     return "\n".join(lines) + "\n"
