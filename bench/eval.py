@@ -237,6 +237,35 @@ def current_commit() -> str:
     return commit + (" with uncommitted changes under rootcause/" if dirty else "")
 
 
+BEFORE = Path(__file__).with_name("accuracy_before.json")
+
+
+def before_after(reports: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Today's figures beside those of the commit in accuracy_before.json (the last round's)."""
+    if not BEFORE.is_file():
+        return []
+    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    lines = [
+        "",
+        f"Before and after: `{before['commit']}` ({before['note']}) and now.",
+        "",
+        "| corpus | top-1 before | top-1 now | rank before | rank now | healthy flagged before"
+        " | now |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, r in reports:
+        old = before["corpora"].get(name)
+        if old is None:
+            continue
+        (t, tn), (k, kn), (h, hn) = old["top1"], old["rank"], old["healthy"]
+        lines.append(
+            f"| {name} | {pct(t, tn)} | {r['top1']:.1%} | {pct(k, kn)}"
+            f" | {pct(r['rank_ok'], r['rank_files'])} | {h} of {hn}"
+            f" | {r['healthy_misdiagnosed']} of {r['healthy_files']} |"
+        )
+    return lines
+
+
 def accuracy_markdown(
     reports: list[tuple[str, dict[str, Any]]], questions: dict[str, Any] | None
 ) -> str:
@@ -277,6 +306,7 @@ def accuracy_markdown(
             f" of {r['healthy_files']} | {r['out_of_taxonomy_named']} of {r['out_of_taxonomy']}"
             f" | {r['ece']:.3f} |"
         )
+    lines += before_after(reports)
     if questions is not None:
         lines += [
             "",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from msgspec import UNSET, UnsetType
+
 from rootcause.catalogue import Entry
 from rootcause.confidence import LIKELY
 from rootcause.engine import similar
@@ -16,6 +18,7 @@ from rootcause.result import (
     DiagnosisResult,
     EvidenceLine,
     Failure,
+    Launch,
     RankRow,
 )
 
@@ -91,6 +94,21 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         missing_facts=missing,
         encyclopedia_url=f"/encyclopedia/{entry['slug']}/",
         catalogue_version=version,
+        launch=_launch(scan),
+    )
+
+
+def _launch(scan: Scan) -> Launch | UnsetType:
+    run = scan.run
+    launcher = run.launcher_name
+    if launcher is None and run.script is None and run.batch_size is None:
+        return UNSET
+    return Launch(
+        launcher=launcher,
+        script=run.script,
+        command=run.command,
+        batch_size=run.batch_size,
+        world_size=run.world_size,
     )
 
 

@@ -30,6 +30,8 @@ from rootcause.ranks import (
     CrossRankEvidence,
     mpi_exit,
 )
+from rootcause.runfacts import MARKER as RUNFACTS_MARKER
+from rootcause.runfacts import RunFacts
 
 EVIDENCE_CHARS = 300  # what an evidence line shows of its line
 HIT_CHARS = 2 * EVIDENCE_CHARS  # what a remembered hit keeps of its line
@@ -63,6 +65,8 @@ INTERNAL = {
     ),
     "launcher_rank": r"rank\s*:?\s*\d+\s*\(local[_ ]rank",
     "launcher_failed": r"\bfailed \(exitcode: -?\d+\) (?:local_rank|for binary)",
+    # how the run was launched (rootcause/runfacts.py)
+    "launch": RUNFACTS_MARKER,
     # mpirun's report of the first process it saw exit (Open MPI / Horovod jobs)
     "mpi_exit": r"\bnoticed that process rank \d+ with PID|^\s*Process name: \[\[\d+,\d+\],\d+\]",
     # torchrun's `--tee` prefix (a local rank) behind a host prefix: how many nodes the log shows
@@ -157,6 +161,7 @@ class Scan:
     # crash banners), for the similarity fallback when no fingerprint holds
     error_lines: list[Hit] = field(default_factory=list)
     error_tail: deque[Hit] = field(default_factory=lambda: deque(maxlen=MAX_ERROR_LINES))
+    run: RunFacts = field(default_factory=RunFacts)
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -357,6 +362,8 @@ class Scanner:
                     scan.evidence.layout.global_rank(local, info.host),
                     int(f.group("code")),
                 )
+        elif name == "launch":
+            scan.run.observe(info.text)
         elif name == "mpi_exit":
             if scan.evidence.launcher_failed is None:
                 after = [ctx.lines[j][:200] for j in range(i + 1, min(len(ctx.lines), i + 3))]
