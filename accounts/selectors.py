@@ -334,7 +334,7 @@ def organization_join_sql(alias: str, foreign_key: str) -> tuple[str, str]:
     )
 
 
-def organization_of(values: Sequence[Any]) -> Organization:
+def organization_of(values: Sequence[object]) -> Organization:
     """The Organization of `organization_join_sql`'s columns in a row."""
     return sql.instance(Organization, values)
 
@@ -423,7 +423,7 @@ MASKING_RULE_ROWS_SQL = (
 )
 
 
-def masking_rule_rows_params(organization: Organization) -> list[Any]:
+def masking_rule_rows_params(organization: Organization) -> list[object]:
     return [sql.param(MaskingRule, "organization", organization.pk)]
 
 

@@ -5,7 +5,9 @@ absent on a user's clone, then skipped), and the run-produced corpus of this rep
 `bench/realruns/corpus/dev` and `bench/realruns/corpus/sealed` (reported separately; nobody
 tuning the engine reads the sealed logs). `--corpus DIR` (repeatable) scores only the named ones.
 
-Top-1 accuracy counts every labelled file (healthy logs are right when the outcome is no_match).
+Top-1 accuracy counts every labelled file in the taxonomy (healthy logs are right when the outcome
+is no_match); a file labelled `out_of_taxonomy` (a failure no catalogue class covers) is left out of
+it and reported apart: how many of them the engine named a class for.
 Initiating-rank accuracy counts only the files whose label names a rank (initiating_rank not null):
 a file is right when the engine names that same rank. A stricter second figure covers every
 multi-rank log: where the label says no rank can be singled out (null), naming one is wrong too.
@@ -28,6 +30,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench.calibrate import reliability
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
 
@@ -47,9 +50,12 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
     ]
     misses: list[dict[str, str | int | None]] = []
     top1 = rank_total = rank_ok = healthy_bad = healthy_total = multi_total = multi_ok = 0
+    outside = outside_named = 0
     support: Counter[str] = Counter()
     correct: Counter[str] = Counter()
     confused: dict[str, Counter[str]] = defaultdict(Counter)
+    stated: list[float] = []  # the confidence of each diagnosed log, and whether it was right
+    rights: list[bool] = []
     started = time.perf_counter()
     for label in labels:
         expected = label["slug"]
@@ -63,8 +69,14 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
             misses.append({"file": label["file"], "expected": expected, "got": f"error: {exc}"})
             continue
         got = result.failure.slug if result.failure is not None else "none"
-        class_ok = got == expected
-        top1 += class_ok
+        if expected == OUT_OF_TAXONOMY:
+            # no class is right for it: saying none is the honest answer, naming one is a guess
+            outside += 1
+            outside_named += got != "none"
+            class_ok = got == "none"
+        else:
+            class_ok = got == expected
+            top1 += class_ok
         if class_ok:
             correct[expected] += 1
         else:
@@ -79,6 +91,9 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
         if label.get("multi_rank"):
             multi_total += 1
             multi_ok += result.initiating_rank == label.get("initiating_rank")
+        if result.failure is not None:
+            stated.append(result.failure.confidence)
+            rights.append(class_ok and rank_right)
         if not (class_ok and rank_right):
             misses.append(
                 {
@@ -99,10 +114,17 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
         }
         for slug in sorted(support)
     ]
+    deciles, ece = reliability(stated, rights)
     return {
         "files": len(labels),
+        "diagnosed": len(stated),
+        "reliability": deciles,
+        "ece": ece,
         "top1_count": top1,
-        "top1": top1 / len(labels) if labels else 0.0,
+        "top1": top1 / (len(labels) - outside) if len(labels) > outside else 0.0,
+        "in_taxonomy": len(labels) - outside,
+        "out_of_taxonomy": outside,
+        "out_of_taxonomy_named": outside_named,
         "rank_files": rank_total,
         "rank_ok": rank_ok,
         "rank_accuracy": rank_ok / rank_total if rank_total else 1.0,
@@ -115,6 +137,9 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
         "misses": misses,
         "seconds": time.perf_counter() - started,
     }
+
+
+OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
 def default_corpora(shared: Path) -> list[tuple[str, Path]]:
@@ -157,13 +182,23 @@ def pct(part: int, whole: int) -> str:
 def summary_lines(name: str, report: Report) -> list[str]:
     return [
         f"{name}: {report['files']} files ({report['seconds']:.1f} s)",
-        f"  top-1 class accuracy: {report['top1']:.1%} ({report['top1_count']}/{report['files']})",
+        f"  top-1 class accuracy: {report['top1']:.1%}"
+        f" ({report['top1_count']}/{report['in_taxonomy']} in the taxonomy)",
         f"  initiating-rank accuracy: {pct(report['rank_ok'], report['rank_files'])}"
         f" over {report['rank_files']} files whose label names a rank",
         f"  initiating rank on all {report['multi_rank_files']} multi-rank logs (null included):"
         f" {pct(report['multi_rank_ok'], report['multi_rank_files'])}",
         f"  healthy logs misdiagnosed: {report['healthy_misdiagnosed']}"
         f" of {report['healthy_files']}",
+        f"  expected calibration error: {report['ece']:.3f} over {report['diagnosed']} diagnosed",
+        *(
+            [
+                f"  out-of-taxonomy logs named a class: {report['out_of_taxonomy_named']}"
+                f" of {report['out_of_taxonomy']}"
+            ]
+            if report["out_of_taxonomy"]
+            else []
+        ),
     ]
 
 
@@ -205,6 +240,35 @@ def current_commit() -> str:
     return commit + (" with uncommitted changes under rootcause/" if dirty else "")
 
 
+BEFORE = Path(__file__).with_name("accuracy_before.json")
+
+
+def before_after(reports: list[tuple[str, Report]]) -> list[str]:
+    """Today's figures beside those of the commit in accuracy_before.json (the last round's)."""
+    if not BEFORE.is_file():
+        return []
+    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    lines = [
+        "",
+        f"Before and after: `{before['commit']}` ({before['note']}) and now.",
+        "",
+        "| corpus | top-1 before | top-1 now | rank before | rank now | healthy flagged before"
+        " | now |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, r in reports:
+        old = before["corpora"].get(name)
+        if old is None:
+            continue
+        (t, tn), (k, kn), (h, hn) = old["top1"], old["rank"], old["healthy"]
+        lines.append(
+            f"| {name} | {pct(t, tn)} | {r['top1']:.1%} | {pct(k, kn)}"
+            f" | {pct(r['rank_ok'], r['rank_files'])} | {h} of {hn}"
+            f" | {r['healthy_misdiagnosed']} of {r['healthy_files']} |"
+        )
+    return lines
+
+
 def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | None) -> str:
     today = datetime.datetime.now(tz=datetime.UTC).date().isoformat()
     lines = [
@@ -224,17 +288,26 @@ def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | Non
         "every multi-rank log, where naming a rank that the label says cannot be singled out is",
         "wrong too.",
         "",
-        "| corpus | files | top-1 | initiating rank | strict multi-rank | healthy misdiagnosed |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "Top-1 counts the logs in the taxonomy; a log labelled out-of-taxonomy is right when no",
+        "class is named. ECE is the expected calibration error of the stated confidence over the",
+        "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
+        "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3 and",
+        "realruns/dev (`python -m bench.calibrate`), never on realruns/sealed.",
+        "",
+        "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
+        " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in reports:
         lines.append(
-            f"| {name} | {r['files']} | {r['top1']:.1%}"
+            f"| {name} | {r['files']} | {r['top1']:.1%} ({r['top1_count']}/{r['in_taxonomy']})"
             f" | {pct(r['rank_ok'], r['rank_files'])} ({r['rank_ok']}/{r['rank_files']})"
             f" | {pct(r['multi_rank_ok'], r['multi_rank_files'])}"
             f" ({r['multi_rank_ok']}/{r['multi_rank_files']}) | {r['healthy_misdiagnosed']}"
-            f" of {r['healthy_files']} |"
+            f" of {r['healthy_files']} | {r['out_of_taxonomy_named']} of {r['out_of_taxonomy']}"
+            f" | {r['ece']:.3f} |"
         )
+    lines += before_after(reports)
     if questions is not None:
         lines += [
             "",
@@ -242,6 +315,22 @@ def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | Non
             f" first for {questions['first_right']} of {questions['questions']}"
             f" ({pct(questions['first_right'], questions['questions'])}).",
         ]
+    for name, r in reports:
+        if sealed(name):
+            lines += [
+                "",
+                f"Reliability of the stated confidence on {name} (blind: counts only), per decile:",
+                "",
+                "| stated confidence | diagnosed logs | mean stated | right |",
+                "| --- | ---: | ---: | ---: |",
+                *(
+                    f"| {span} | {n} | {mean:.2f} | {rate:.2f} |"
+                    for span, n, mean, rate in r["reliability"]
+                ),
+                "",
+                f"Expected calibration error on {name}: {r['ece']:.3f} over {r['diagnosed']}"
+                " diagnosed logs.",
+            ]
     for name, r in reports:
         lines += ["", f"## {name}", "", *class_table(r, blind=sealed(name))]
     return "\n".join(lines) + "\n"

@@ -56,6 +56,14 @@ LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
 # SIGFPE, SIGSEGV): that rank did not hang silently, even if it printed nothing. SIGABRT (the
 # NCCL watchdog), SIGKILL and SIGTERM (sent by the agent or the host) say nothing of the kind.
 CRASH_EXIT_RE = re.compile(r"^\s*exitcode\s*:\s*-(?:4|7|8|11)\b")
+# mpirun's report of the first process it saw exit: "mpirun noticed that process rank 7 with PID
+# 0 on node h exited on signal 9 (Killed)", or its summary "Process name: [[29973,1],0]" followed
+# by "Exit code: 1" (the last number of the name is the process's rank in the job)
+MPI_EXIT_RE = re.compile(
+    r"noticed that process rank (?P<rank>\d{1,5}) with PID [^\n]{0,200}?exited on signal "
+    r"(?P<sig>\d{1,3})|Process name: \[\[\d{1,9},\d{1,9}\],(?P<vpid>\d{1,5})\]"
+)
+_MPI_EXIT_CODE_RE = re.compile(r"^\s*Exit code:\s*(-?\d{1,5})")
 # Beyond this a rank number is not taken to imply the ranks below it (bounded work).
 MAX_IMPLIED_RANK = 4096
 # Every rank raised the same error: a rank whose time stamp is this much earlier than all the
@@ -320,6 +328,21 @@ class CrossRankEvidence:
             rank = next(r for r, (enq, _) in self.enqueued.items() if enq == low)
             return rank, f"rank {rank} enqueued fewer NCCL collectives than the others"
         return None
+
+
+def mpi_exit(text: str, following: list[str]) -> tuple[int | None, int] | None:
+    """(rank, exit code) from mpirun's report of the first process to exit (a signal as a
+    negative code, as the elastic agent reports it); None when the line is not one."""
+    m = MPI_EXIT_RE.search(text)
+    if m is None:
+        return None
+    if m.group("rank") is not None:
+        return int(m.group("rank")), -int(m.group("sig"))
+    for line in following:
+        code = _MPI_EXIT_CODE_RE.match(line)
+        if code:
+            return int(m.group("vpid")), int(code.group(1))
+    return None
 
 
 def earliest(errors: dict[int, FirstError]) -> int | None:

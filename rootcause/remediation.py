@@ -13,16 +13,23 @@ from dataclasses import replace
 from msgspec import UNSET
 
 from rootcause.catalogue import Entry
+from rootcause.commands import fix_command, verification_command
 from rootcause.result import DiagnosisResult, Remediation
 
 
-def remediation_for(entry: Entry, *, include_fix: bool) -> Remediation | None:
+def remediation_for(
+    entry: Entry, *, include_fix: bool, result: DiagnosisResult | None = None
+) -> Remediation | None:
+    """The entry's fix; with the result, its commands are written for that log (the launcher,
+    script and sizes it shows, placeholders for what it does not: rootcause/commands.py)."""
     if not include_fix:
         return None
+    launch = result.launch if result is not None and result.launch else None
+    evidence = result.evidence if result is not None else []
     return Remediation(
         steps=list(entry.fix.steps),
-        command=entry.fix.command,
-        verification_command=entry.verification.command,
+        command=fix_command(entry.fix.command, slug=entry.slug, launch=launch, evidence=evidence),
+        verification_command=verification_command(entry.verification.command, launch=launch),
         verification_expect=entry.verification.expect,
     )
 
@@ -36,5 +43,5 @@ def complete_result(
 ) -> DiagnosisResult:
     """Stage 3: the result with the masking counts and, when the tier includes fixes, the fix of
     the diagnosed entry (`entry` is None for no_match, or when the catalogue lost the entry)."""
-    remediation = remediation_for(entry, include_fix=include_fix) if entry else None
+    remediation = remediation_for(entry, include_fix=include_fix, result=result) if entry else None
     return replace(result, remediation=remediation or UNSET, masking=dict(masking))

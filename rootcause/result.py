@@ -83,6 +83,18 @@ class Remediation:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Launch:
+    """How the run was launched, as far as the log shows it (null: the log does not show it).
+    The fix and verification commands are written with it."""
+
+    launcher: str | None
+    script: str | None
+    command: Annotated[str | None, Meta(description="The launch command line as the log shows it.")]
+    batch_size: Annotated[int | None, Meta(description="The micro-batch size the log shows.")]
+    world_size: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class DiagnosisResult:
     """What rootcause concluded about one log (or one job's merged per-rank logs)."""
 
@@ -113,6 +125,10 @@ class DiagnosisResult:
     masking: Annotated[
         dict[str, int], Meta(description="How many values of each kind were masked.")
     ] = field(default_factory=dict)
+    launch: Annotated[
+        Launch | UnsetType,
+        Meta(description="How the run was launched, when the log shows any of it."),
+    ] = UNSET
 
 
 @dataclass(frozen=True, kw_only=True)

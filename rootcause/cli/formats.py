@@ -16,6 +16,7 @@ import msgspec
 
 from rootcause.cli.errors import ExitCode, overall
 from rootcause.cli.results import FileResult, Outcome
+from rootcause.confidence import confidence_words
 
 FORMATS = ("text", "json", "github", "junit")
 # GitHub shows at most 10 error annotations of a step; more would be dropped silently.
@@ -29,7 +30,7 @@ def render_text(result: FileResult, server: str = "") -> str:
     else:
         f = result.failure
         out.append(f"class:      {f.slug} ({f.title}, {f.category})")
-        out.append(f"confidence: {f.confidence:.2f}")
+        out.append(f"confidence: {f.confidence:.2f} ({confidence_words(f.confidence)})")
         out.append(f"root cause: {result.root_cause}")
         rank = result.initiating_rank
         out.append(f"initiating rank: {'n/a (single process)' if rank is None else rank}")
@@ -196,6 +197,7 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
             f"### `{_md_code(o.file)}`: {f.title}",
             "",
             f"Class `{f.slug}` ({f.category}), confidence {f.confidence:.2f}"
+            f" ({_md(confidence_words(f.confidence))})"
             + ("" if r.initiating_rank is None else f"; rank {r.initiating_rank} failed first"),
             "",
             f"**Root cause.** {_md(r.root_cause or '')}",

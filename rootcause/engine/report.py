@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import re
 
+from msgspec import UNSET, UnsetType
+
 from rootcause.catalogue import Entry
+from rootcause.confidence import LIKELY
 from rootcause.engine import similar
+from rootcause.engine.calibration import calibrated
 from rootcause.engine.rules import LAUNCHER_REPORT_RE, Held, confidence, initiating
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
 from rootcause.result import (
@@ -14,6 +18,7 @@ from rootcause.result import (
     DiagnosisResult,
     EvidenceLine,
     Failure,
+    Launch,
     RankRow,
 )
 
@@ -67,6 +72,9 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             "(the traceback shows the call that failed; for a killed process add "
             "`dmesg | tail`)"
         )
+    probability = calibrated(score)
+    if probability < LIKELY:
+        missing.append(_what_would_decide(held, ranked))
     root_cause = _root_cause(entry, rank, rank_reason, headline, multi=multi)
     if exit_note is not None:
         root_cause += f" {exit_note[1]}"
@@ -76,7 +84,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             slug=entry.slug,
             title=entry.title,
             category=entry.category,
-            confidence=round(min(score, 0.99), 2),
+            confidence=probability,
         ),
         root_cause=root_cause,
         initiating_rank=rank,
@@ -86,7 +94,36 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         missing_facts=missing,
         encyclopedia_url=f"/encyclopedia/{entry.slug}/",
         catalogue_version=version,
+        launch=_launch(scan),
     )
+
+
+def _launch(scan: Scan) -> Launch | UnsetType:
+    run = scan.run
+    launcher = run.launcher_name
+    if launcher is None and run.script is None and run.batch_size is None:
+        return UNSET
+    return Launch(
+        launcher=launcher,
+        script=run.script,
+        command=run.command,
+        batch_size=run.batch_size,
+        world_size=run.world_size,
+    )
+
+
+def _what_would_decide(held: Held, ranked: list[int]) -> str:
+    """For a diagnosis below LIKELY: the fact that would settle it, and the classes it would
+    tell apart."""
+    rivals = [held.entries[e].slug for e in ranked[1:] if not held.collateral(e)][:3]
+    text = (
+        "what would decide it: the full output of the failing process around the error (its "
+        "traceback, and what the run was doing just before: loading the model, training, "
+        "evaluating, saving)"
+    )
+    if rivals:
+        text += f"; it would tell {held.entries[ranked[0]].slug} from {', '.join(rivals)}"
+    return text
 
 
 def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
@@ -147,7 +184,7 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
             slug=entry.slug,
             title=entry.title,
             category=entry.category,
-            confidence=proposal.confidence,
+            confidence=calibrated(proposal.confidence),
         ),
         root_cause=(
             _first_sentence(entry.quick_answer or entry.title)

@@ -23,7 +23,15 @@ from rootcause.evidence import (
     LineInfo,
 )
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
-from rootcause.ranks import CRASH_EXIT_RE, LAUNCHER_RANK_RE, ROOT_CAUSE_HEAD, CrossRankEvidence
+from rootcause.ranks import (
+    CRASH_EXIT_RE,
+    LAUNCHER_RANK_RE,
+    ROOT_CAUSE_HEAD,
+    CrossRankEvidence,
+    mpi_exit,
+)
+from rootcause.runfacts import MARKER as RUNFACTS_MARKER
+from rootcause.runfacts import RunFacts
 
 EVIDENCE_CHARS = 300  # what an evidence line shows of its line
 HIT_CHARS = 2 * EVIDENCE_CHARS  # what a remembered hit keeps of its line
@@ -57,6 +65,10 @@ INTERNAL = {
     ),
     "launcher_rank": r"rank\s*:?\s*\d+\s*\(local[_ ]rank",
     "launcher_failed": r"\bfailed \(exitcode: -?\d+\) (?:local_rank|for binary)",
+    # how the run was launched (rootcause/runfacts.py)
+    "launch": RUNFACTS_MARKER,
+    # mpirun's report of the first process it saw exit (Open MPI / Horovod jobs)
+    "mpi_exit": r"\bnoticed that process rank \d+ with PID|^\s*Process name: \[\[\d+,\d+\],\d+\]",
     # torchrun's `--tee` prefix (a local rank) behind a host prefix: how many nodes the log shows
     "tee_host": r"^[A-Za-z0-9_.<>-]{1,64}: \[default\d",
     # what the launcher says of the node it runs on (group_rank=1, --nproc_per_node=4, ...)
@@ -149,6 +161,7 @@ class Scan:
     # crash banners), for the similarity fallback when no fingerprint holds
     error_lines: list[Hit] = field(default_factory=list)
     error_tail: deque[Hit] = field(default_factory=lambda: deque(maxlen=MAX_ERROR_LINES))
+    run: RunFacts = field(default_factory=RunFacts)
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -349,6 +362,12 @@ class Scanner:
                     scan.evidence.layout.global_rank(local, info.host),
                     int(f.group("code")),
                 )
+        elif name == "launch":
+            scan.run.observe(info.text)
+        elif name == "mpi_exit":
+            if scan.evidence.launcher_failed is None:
+                after = [ctx.lines[j][:200] for j in range(i + 1, min(len(ctx.lines), i + 3))]
+                scan.evidence.launcher_failed = mpi_exit(info.text[:1000], after)
         elif name == "layout":
             scan.evidence.layout.observe(info.host, info.text)
         elif name == "recovery":

@@ -40,6 +40,13 @@ ERRORISH_RE = re.compile(
     r"out of memory|not found|refused|denied|invalid|illegal|mismatch"
 )
 
+# A warning, however it is worded, reports no failure: a tokenizer's "Token indices sequence
+# length is longer than the specified maximum ... will result in indexing errors" comes before
+# training that goes on, and Python's `UserWarning:` lines are not errors either.
+WARNING_RE = re.compile(
+    r"\b[A-Z][A-Za-z]{0,40}Warning: |will result in indexing errors|^\s*warnings\.warn\("
+)
+
 
 def ngrams(text: str) -> frozenset[str]:
     return frozenset(text[i : i + NGRAM] for i in range(max(1, len(text) - NGRAM + 1)))
@@ -126,7 +133,12 @@ def candidate_lines(scan: Scan) -> list[tuple[int, int, str]]:
         for text, (source, line) in zip(scan.tail, scan.tail_at, strict=True)
         if ERRORISH_RE.search(text[:COMPARED_CHARS])
     ]
-    return [c for c in kept if not _went_on_after(scan, (c[0], c[1]))]
+    return [
+        c
+        for c in kept
+        if not WARNING_RE.search(c[2][: 2 * COMPARED_CHARS])
+        and not _went_on_after(scan, (c[0], c[1]))
+    ]
 
 
 def _went_on_after(scan: Scan, at: tuple[int, int]) -> bool:

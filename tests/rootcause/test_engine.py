@@ -2,6 +2,7 @@ import time
 
 import pytest
 
+from rootcause.confidence import CERTAIN
 from rootcause.engine import Engine
 from rootcause.remediation import remediation_for
 from rootcause.result import CollateralFailure, EvidenceLine
@@ -329,7 +330,9 @@ def test_an_error_line_without_traceback_is_diagnosed_and_asks_for_the_traceback
 
     assert result.failure is not None
     assert result.failure.slug == "activation-oom"
-    assert result.failure.confidence < 0.6
+    # the confidence is the measured rate of right answers at this evidence (calibration.json):
+    # an OOM line alone is right about two times in three, never said to be certain
+    assert result.failure.confidence < CERTAIN
     assert any(fact.startswith("no traceback") for fact in result.missing_facts)
 
 

@@ -28,7 +28,7 @@ LABELS = [
 
 def fake_diagnose(path: str, engine: object) -> SimpleNamespace:
     slug, rank = ANSWERS[Path(path).name]
-    failure = SimpleNamespace(slug=slug) if slug else None
+    failure = SimpleNamespace(slug=slug, confidence=0.9) if slug else None
     return SimpleNamespace(failure=failure, initiating_rank=rank)
 
 
@@ -70,3 +70,35 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     (tmp_path / "corpus" / "notes").mkdir()
     names = [name for name, _ in bench_eval.default_corpora(tmp_path)]
     assert names == ["shared/dev9", "realruns/dev", "realruns/sealed"]
+
+
+def test_out_of_taxonomy_logs_are_apart_from_top1_and_ece_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = {
+        "x.log": ("shape-mismatch", None),
+        "y.log": (None, None),
+        "z.log": ("nan-loss", None),
+    }
+    labels = [
+        {"file": "x.log", "slug": "out_of_taxonomy", "initiating_rank": None},
+        {"file": "y.log", "slug": "out_of_taxonomy", "initiating_rank": None},
+        {"file": "z.log", "slug": "nan-loss", "initiating_rank": None},
+    ]
+
+    def diagnose(path: str, engine: object) -> SimpleNamespace:
+        slug, rank = answers[Path(path).name]
+        failure = SimpleNamespace(slug=slug, confidence=0.8) if slug else None
+        return SimpleNamespace(failure=failure, initiating_rank=rank)
+
+    monkeypatch.setattr(bench_eval, "diagnose_path", diagnose)
+    for label in labels:
+        (tmp_path / str(label["file"])).write_text("log\n")
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+
+    report = bench_eval.evaluate(tmp_path, engine=None)  # type: ignore[arg-type]
+
+    assert (report["top1_count"], report["in_taxonomy"]) == (1, 1)
+    assert (report["out_of_taxonomy_named"], report["out_of_taxonomy"]) == (1, 2)
+    # two diagnosed at 0.8: one right (z), one wrong (x): |0.8 - 0.5|
+    assert report["ece"] == pytest.approx(0.3)

@@ -171,4 +171,6 @@ def test_the_result_fields_are_the_design_names():
         "catalogue_version",
         "remediation",
         "masking",
+        # issue 32: what the log shows of its launch, for commands written for it (additive)
+        "launch",
     ]
