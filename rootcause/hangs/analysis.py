@@ -282,38 +282,65 @@ def _spreads(per_rank: dict[int, list[Collective]]) -> dict[int, tuple[float, in
 
 
 def _straggler(per_rank: dict[int, list[Collective]]) -> tuple[int, float, str] | None:
+    """The rank that starts the slow collectives last, if one does nearly always.
+
+    Only the collectives whose start is spread far more than usual count: a step has several
+    collectives and a straggler delays only the first of them (the others then start
+    together), and the buffer's first collective carries the start-up's skew.
+    """
     spreads = _spreads(per_rank)
-    recent = sorted(spreads)[-40:]
-    if len(recent) < 3:
+    seqs = sorted(spreads)[1:][-60:]
+    if len(seqs) < 3:
         return None
-    last = Counter(spreads[s][1] for s in recent)
+    usual = statistics.median(spreads[s][0] for s in seqs)
+    slow = [s for s in seqs if spreads[s][0] >= max(0.05, 3 * usual)]
+    if len(slow) < 2:
+        return None
+    last = Counter(spreads[s][1] for s in slow)
     rank, n = last.most_common(1)[0]
-    lateness = statistics.median(spreads[s][0] for s in recent if spreads[s][1] == rank)
-    others = [spreads[s][0] for s in recent if spreads[s][1] != rank] or [0.0]
-    if n >= 0.6 * len(recent) and lateness >= 0.1 and lateness > 3 * statistics.median(others):
-        return (
-            rank,
-            min(0.95, 0.5 + n / len(recent) / 2),
-            (
-                f"last to start {n} of the last {len(recent)} collectives, a median "
-                f"{lateness:.2f} s after the first rank"
-            ),
-        )
-    return None
+    if n < 0.6 * len(slow):
+        return None
+    lateness = statistics.median(spreads[s][0] for s in slow if spreads[s][1] == rank)
+    return (
+        rank,
+        round(min(0.95, 0.5 + n / len(slow) / 2), 2),
+        f"last to start {n} of the {len(slow)} slow collectives (of {len(seqs)}), a median "
+        f"{lateness:.2f} s after the first rank",
+    )
 
 
 def decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
+    verdict = _decide(ev, readings)
+    if verdict.verdict in (STALLED, INSIDE, MISMATCH) and not verdict.collateral:
+        # the ranks that only waited on the culprits
+        blamed = {r for r, _, _ in verdict.culprits}
+        verdict.collateral = [r for r in range(ev.world) if r not in blamed]
+    return verdict
+
+
+def _decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
     world = list(range(ev.world))
     errors = {r: _log_errors(d.logs) for r, d in ev.ranks.items()}
     any_timeout = any(e[1] for e in errors.values())
-    any_gone = any(e[2] for e in errors.values())
     have_dump = {r for r, d in ev.ranks.items() if d.fr is not None or d.threads}
 
-    # 1. A rank that died of its own error, or was killed while the others still ran.
+    pg = _main_pg(ev)
+    per_rank = {r: _entries(d.fr, pg) for r, d in ev.ranks.items() if d.fr is not None and pg}
+    per_rank = {r: es for r, es in per_rank.items() if es}
+
+    # 1. Different collectives at the same sequence number (a crash it causes is its effect).
+    if per_rank and pg is not None:
+        found = _mismatch(per_rank, pg)
+        if found:
+            return found
+
+    # 2. A rank that died of its own error, or was killed while the others still ran.
     crashed = [(r, e[0]) for r, e in errors.items() if e[0]]
     killed_codes = {r for r, c in ev.exit_codes.items() if c in _KILLED_CODES}
     if killed_codes and len(killed_codes) < len(world):
-        killed = [r for r in killed_codes if r not in have_dump or any_gone]
+        # A rank with a dump was alive when the bundle was taken: killed afterwards, by whoever
+        # stopped the hung job, not the cause.
+        killed = [r for r in killed_codes if r not in have_dump]
     else:
         killed = []
     if crashed:
@@ -340,16 +367,6 @@ def decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
             collateral=collateral,
         )
 
-    pg = _main_pg(ev)
-    per_rank = {r: _entries(d.fr, pg) for r, d in ev.ranks.items() if d.fr is not None and pg}
-    per_rank = {r: es for r, es in per_rank.items() if es}
-
-    # 2. Different collectives at the same sequence number.
-    if per_rank and pg is not None:
-        found = _mismatch(per_rank, pg)
-        if found:
-            return found
-
     # 2b. Without a flight recorder: ranks waiting in different collective calls.
     if not per_rank:
         found = _stack_mismatch(readings)
@@ -367,6 +384,10 @@ def decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
         age = (ev.collected_ns - oldest) / 1e9
         step, spread = _pace(per_rank)
         stopped = age > max(0.8, 3 * spread, 2 * step)
+    if not stopped and per_rank and len(pending_at_top) == len(per_rank):
+        # Every dumped rank waits in the same collective and some rank gave no dump at all: a
+        # frozen process answers no dump request.
+        stopped = 0 < len(no_fr) <= max(1, len(world) // 4)
     elsewhere = sorted(r for r, rd in readings.items() if rd.meaning != "collective")
     waiting = sorted(r for r, rd in readings.items() if rd.meaning == "collective")
     if not per_rank and not stopped:
@@ -415,7 +436,9 @@ def decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
                 "others wait in.",
                 div,
             )
-        silent = sorted(set(world) - have_dump)
+        silent = no_fr if per_rank else sorted(set(world) - have_dump)
+        if len(silent) > max(1, len(world) // 4):
+            silent = []
         if not per_rank and not readings:
             # Logs alone: the ranks that did not report the timeout are the suspects.
             quiet = [r for r in world if not errors.get(r, (None, False))[1]]
