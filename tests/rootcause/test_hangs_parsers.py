@@ -4,8 +4,7 @@ and JSON, faulthandler dumps in a log."""
 
 from pathlib import Path
 
-from rootcause.hangs import members, read_bundle
-from rootcause.hangs import stacks
+from rootcause.hangs import members, read_bundle, stacks
 from rootcause.hangs.parsers import faulthandler_threads, rank_from_name
 
 BUNDLES = Path(__file__).parent / "hang_bundles"
@@ -24,14 +23,16 @@ def test_flight_recorder_json_entries_and_status():
     assert {last[r].seq for r in (0, 1, 2)} == {last[3].seq + 1}
     assert not any(last[r].completed for r in (0, 1, 2))
     assert last[3].completed
-    assert last[0].op == "all_reduce" and last[0].dtypes == ["Float"]
+    assert last[0].op == "all_reduce"
+    assert last[0].dtypes == ["Float"]
     assert list(frs[0].pg_ranks.values()) == [[0, 1, 2, 3]]
 
 
 def test_flight_recorder_pickle_has_stack_frames():
     bundle = _bundle("dataloader-worker__0.tar.gz")
     frs = [f.fr for f in bundle.files if f.kind == "fr"]
-    assert frs and all(fr.entries for fr in frs)
+    assert frs
+    assert all(fr.entries for fr in frs)
     frames = frs[0].entries[-1].frames
     # this job used DDP: the gradient all-reduce is issued from backward
     assert frames[0].func == "_engine_run_backward"
@@ -46,7 +47,8 @@ def test_pyspy_text_and_json_give_the_same_main_stack():
             by_kind.setdefault(f.rank, []).append(f)
     both = next(fs for fs in by_kind.values() if len(fs) == 2)
     mains = [stacks.main_thread(f.threads) for f in both]
-    assert mains[0] is not None and mains[1] is not None
+    assert mains[0] is not None
+    assert mains[1] is not None
     assert [fr.func.rsplit(".", 1)[-1] for fr in mains[0].frames] == [
         fr.func.rsplit(".", 1)[-1] for fr in mains[1].frames
     ]
@@ -58,7 +60,8 @@ def test_faulthandler_dump_inside_a_log():
     logs = [f for f in bundle.files if f.kind == "log" and f.threads]
     assert logs
     main = stacks.main_thread(logs[0].threads)
-    assert main is not None and main.frames[-1].func == "<module>"
+    assert main is not None
+    assert main.frames[-1].func == "<module>"
 
 
 def test_faulthandler_text_parses_threads_innermost_first():
@@ -75,7 +78,9 @@ def test_faulthandler_text_parses_threads_innermost_first():
     threads = faulthandler_threads(text)
     assert len(threads) == 2
     main = stacks.main_thread(threads)
-    assert main is not None and main.frames[0].func == "__next__" and main.frames[0].line == 41
+    assert main is not None
+    assert main.frames[0].func == "__next__"
+    assert main.frames[0].line == 41
 
 
 def test_rank_from_names():

@@ -25,12 +25,16 @@ def test_verdict_and_culprit_match_the_scenario(label):
 
 def test_the_result_carries_the_verdict_as_its_class_and_the_culprit_as_initiating_rank():
     result = diagnose_bundle(BUNDLES / "lock__0.tar.gz")
-    assert result.failure is not None and result.failure.slug == "rank-stalled-before-collective"
+    assert result.failure is not None
+    assert result.failure.slug == "rank-stalled-before-collective"
     assert result.initiating_rank == 3
-    assert result.hang is not None and result.hang.verdict == result.failure.slug
-    assert result.collateral and result.collateral[0].ranks == [0, 1, 2]
+    assert result.hang is not None
+    assert result.hang.verdict == result.failure.slug
+    assert result.collateral
+    assert result.collateral[0].ranks == [0, 1, 2]
     groups = {g.ranks: g for g in result.hang.stacks}
-    assert groups["0-2"].meaning == "collective" and groups["0-2"].frame == "all_reduce"
+    assert groups["0-2"].meaning == "collective"
+    assert groups["0-2"].frame == "all_reduce"
     assert groups["3"].meaning == "lock"
     # the JSON round-trips through the public type
     assert result_from_json(as_json(result)) == result
@@ -38,7 +42,8 @@ def test_the_result_carries_the_verdict_as_its_class_and_the_culprit_as_initiati
 
 def test_a_crash_is_the_crashed_ranks_own_class_with_the_rest_collateral():
     result = diagnose_bundle(BUNDLES / "shape-error__0.tar.gz")
-    assert result.failure is not None and result.failure.slug == "shape-mismatch"
+    assert result.failure is not None
+    assert result.failure.slug == "shape-mismatch"
     assert result.initiating_rank == 1
     assert 1 not in result.collateral[0].ranks
 
