@@ -112,7 +112,8 @@ def test_stack_meanings_of_real_culprits():
     for name, (rank, meaning) in cases.items():
         ev = gather(_bundle(name))
         reading = stacks.read_stack(ev.ranks[rank].threads)
-        assert reading is not None and reading.meaning == meaning, (name, reading)
+        assert reading is not None, name
+        assert reading.meaning == meaning, (name, reading)
 
 
 def test_rank_ranges():
