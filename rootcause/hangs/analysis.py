@@ -340,7 +340,8 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
     if killed_codes and len(killed_codes) < len(world):
         # A rank with a dump was alive when the bundle was taken: killed afterwards, by whoever
         # stopped the hung job, not the cause.
-        killed = [r for r in killed_codes if r not in have_dump]
+        # And when the others timed out, the job hung first and was stopped afterwards.
+        killed = [r for r in killed_codes if r not in have_dump and not any_timeout]
     else:
         killed = []
     if crashed:
@@ -384,15 +385,20 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
         age = (ev.collected_ns - oldest) / 1e9
         step, spread = _pace(per_rank)
         stopped = age > max(0.8, 3 * spread, 2 * step)
-    if not stopped and per_rank and len(pending_at_top) == len(per_rank):
-        # Every dumped rank waits in the same collective and some rank gave no dump at all: a
-        # frozen process answers no dump request.
-        stopped = 0 < len(no_fr) <= max(1, len(world) // 4)
+    if not stopped and per_rank and len(pending_at_top) == len(per_rank) and ev.collected_ns:
+        # Every dumped rank waits in the same collective, for longer than its start is usually
+        # spread, and some rank gave no dump at all: a frozen process answers no dump request.
+        age = (ev.collected_ns - min(per_rank[r][-1].created_ns for r in pending_at_top)) / 1e9
+        stopped = 0 < len(no_fr) <= max(1, len(world) // 4) and age > max(
+            0.2, 3 * _pace(per_rank)[1]
+        )
     elsewhere = sorted(r for r, rd in readings.items() if rd.meaning != "collective")
     waiting = sorted(r for r, rd in readings.items() if rd.meaning == "collective")
     if not per_rank and not stopped:
         # Stacks alone: a few ranks away from a collective that the rest wait in reads as a hang.
-        stopped = bool(waiting) and 0 < len(elsewhere) <= max(1, len(readings) // 4)
+        # Waiting ranks at different call sites are a moving job caught mid-step, not a hang.
+        sites = {(readings[r].frame, readings[r].where) for r in waiting}
+        stopped = len(sites) == 1 and 0 < len(elsewhere) <= max(1, len(readings) // 4)
     finished = all(errors.get(r, (None, False, False, False))[3] for r in world) and bool(world)
     if finished and not pending_at_top:
         return Verdict(HEALTHY, [], "Every rank finished.")
@@ -451,6 +457,19 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
                     ],
                     f"Ranks {stacks.rank_ranges(quiet)} did not time out with the rest.",
                 )
+        unseen = [r for r in silent if r not in readings]
+        if silent and len(unseen) == len(silent):
+            # No dump and no stack: it may be frozen inside the collective, but a rank that never
+            # reached it is the commoner case, and nothing shows it inside.
+            return Verdict(
+                STALLED,
+                [
+                    (r, 0.5, "gave no dump and no stack while the others wait in the collective")
+                    for r in silent
+                ],
+                f"Rank {stacks.rank_ranges(silent)} gave no dump while every other rank waits in "
+                "the same collective: it never reached it, or it is frozen.",
+            )
         culprits = [
             (
                 r,
