@@ -214,8 +214,9 @@ def read_bundle(
     """
     masker = masker if masker is not None else Masker(analyzer=None)
     bundle = Bundle()
+    cache = _MaskCache(masker)  # one per bundle: every rank's dump repeats the same strings
     for name, data in members(source, limits):
-        parsed = parsers.parse_file(name, data, _MaskCache(masker))
+        parsed = parsers.parse_file(name, data, cache)
         if parsed is None:
             bundle.skipped.append(f"{name}: not a log, flight-recorder dump or stack dump")
             continue

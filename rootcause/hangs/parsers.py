@@ -9,6 +9,7 @@ launcher's output may tie to a rank (`Analysis` does that).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -166,6 +167,13 @@ def _int(value: Any, default: int = -1) -> int:
         return default
 
 
+@functools.lru_cache(maxsize=256)
+def _rank_list(text: str) -> list[int]:
+    # Every rank's dump lists every rank of the group: parsed once per bundle, not per file
+    # (2,048 dumps of 2,048 ranks each were most of the time). Callers do not mutate it.
+    return [int(r) for r in re.findall(r"\d+", text)]
+
+
 def _flight_record(name: str, raw: Any, masking: Masking) -> Parsed | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
         return None
@@ -174,8 +182,8 @@ def _flight_record(name: str, raw: Any, masking: Masking) -> Parsed | None:
     for key, cfg in (value.get("pg_config") or {}).items():
         ranks = cfg.get("ranks") if isinstance(cfg, dict) else None
         if isinstance(ranks, str):
-            ranks = [int(r) for r in re.findall(r"\d+", ranks)]
-        if isinstance(ranks, list):
+            pg_ranks[str(key)] = _rank_list(ranks)
+        elif isinstance(ranks, list):
             pg_ranks[str(key)] = [_int(r) for r in ranks]
     completed: dict[str, int] = {}
     enqueued: dict[str, int] = {}
