@@ -95,6 +95,89 @@ class Launch:
 
 
 @dataclass(frozen=True, kw_only=True)
+class HangCulprit:
+    """A rank the hang verdict blames, how sure it is, and on what evidence."""
+
+    rank: int
+    confidence: Annotated[float, Meta(ge=0, le=1)]
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CollectiveSide:
+    """The ranks that issued one version of a collective (op, sizes, dtypes)."""
+
+    ranks: Annotated[str, Meta(description='The ranks as a person writes them: "0-6, 8-15".')]
+    op: str
+    sizes: Annotated[str, Meta(description="The input sizes, as JSON: [[4, 16]].")]
+    dtypes: list[str]
+    state: Literal["pending", "completed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DivergentCollective:
+    """The first collective the ranks did not all issue alike (or did not all reach)."""
+
+    process_group: str
+    seq: Annotated[int, Meta(description="The collective sequence id in its process group.")]
+    sides: list[CollectiveSide]
+    missing_ranks: Annotated[str, Meta(description="Ranks that never issued it, as ranges.")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackGroup:
+    """Ranks whose main thread stands at the same frame, and what that frame means."""
+
+    ranks: str
+    count: int
+    frame: Annotated[str, Meta(description="The collective, or the program's own function.")]
+    where: Annotated[str, Meta(description="file:line of the program's line.")]
+    meaning: Literal[
+        "collective", "data", "io", "lock", "input", "sleep", "host-sync", "rank-only-work",
+        "skipped-collective", "compute", "unknown",
+    ]  # fmt: skip
+    meaning_text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankCollective:
+    """A rank's last collective in its flight recorder."""
+
+    rank: int
+    process_group: str
+    seq: int
+    op: str
+    sizes: str
+    dtypes: list[str]
+    state: Literal["pending", "completed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HangSection:
+    """What a bundle of per-rank files (flight-recorder dumps, stack dumps, logs) says about a
+    hang. The verdict is also the diagnosis' `failure.slug`, a single culprit its
+    `initiating_rank`."""
+
+    verdict: Annotated[
+        str,
+        Meta(
+            description="rank-stalled-before-collective, collective-mismatch, "
+            "hang-inside-collective, straggler-rank, the class of a rank that died while the "
+            "others waited on it, or none (the job progresses or finished)."
+        ),
+    ]
+    summary: str
+    world_size: int
+    culprits: list[HangCulprit]
+    divergent: DivergentCollective | None
+    stacks: list[StackGroup]
+    last_collectives: list[RankCollective]
+    collateral_ranks: Annotated[str, Meta(description="Ranks that only waited on the culprit.")]
+    missing: Annotated[list[str], Meta(description="Dumps the bundle lacks, by rank.")]
+    artefacts: Annotated[dict[str, int], Meta(description="Files read, by kind.")]
+
+
+@dataclass(frozen=True, kw_only=True)
 class DiagnosisResult:
     """What rootcause concluded about one log (or one job's merged per-rank logs)."""
 
@@ -128,6 +211,10 @@ class DiagnosisResult:
     launch: Annotated[
         Launch | UnsetType,
         Meta(description="How the run was launched, when the log shows any of it."),
+    ] = UNSET
+    hang: Annotated[
+        HangSection | UnsetType,
+        Meta(description="Present when the input was a bundle of per-rank files."),
     ] = UNSET
 
 

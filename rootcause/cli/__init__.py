@@ -31,7 +31,7 @@ from rootcause.cli.inputs import (
     prepare_merged,
     raw_pieces,
 )
-from rootcause.cli.offline import diagnose_merged, diagnose_path
+from rootcause.cli.offline import diagnose_bundle_path, diagnose_merged, diagnose_path, is_bundle
 from rootcause.cli.results import FileResult, Outcome, from_record
 from rootcause.engine import get_engine
 
@@ -210,6 +210,9 @@ def _diagnose_offline(files: list[str], merge: bool, emitter: Emitter) -> None:
         return
     for path in files:
         try:
+            if is_bundle(path):
+                emitter.add(Outcome(path, diagnose_bundle_path(path, engine)))
+                continue
             emitter.add(Outcome(path, diagnose_path(path, engine)))
         except CliError as exc:
             _failed(emitter, path, exc)

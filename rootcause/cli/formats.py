@@ -13,10 +13,12 @@ from collections.abc import Callable
 from typing import TextIO
 
 import msgspec
+from msgspec import UnsetType
 
 from rootcause.cli.errors import ExitCode, overall
 from rootcause.cli.results import FileResult, Outcome
 from rootcause.confidence import confidence_words
+from rootcause.result import HangSection
 
 FORMATS = ("text", "json", "github", "junit")
 # GitHub shows at most 10 error annotations of a step; more would be dropped silently.
@@ -37,6 +39,8 @@ def render_text(result: FileResult, server: str = "") -> str:
         for c in result.collateral:
             ranks = ", ".join(str(r) for r in c.ranks) or "-"
             out.append(f"collateral: {c.slug} on ranks {ranks}")
+    if not isinstance(result.hang, UnsetType):
+        out.extend(_hang_lines(result.hang))
     if result.evidence:
         out.append("evidence:")
         out.extend(
@@ -56,6 +60,31 @@ def render_text(result: FileResult, server: str = "") -> str:
     if isinstance(result.id, str):
         out.append(f"id: {result.id}")
     return "\n".join(out)
+
+
+def _hang_lines(hang: HangSection) -> list[str]:
+    out = [f"hang verdict: {hang.verdict} ({hang.world_size} ranks): {hang.summary}"]
+    out.extend(
+        f"  culprit rank {c.rank} (confidence {c.confidence:.2f}): {c.reason}"
+        for c in hang.culprits
+    )
+    d = hang.divergent
+    if d is not None:
+        out.append(f"  first divergent collective: process group {d.process_group}, seq {d.seq}")
+        out.extend(
+            f"    ranks {s.ranks}: {s.op} sizes {s.sizes} {','.join(s.dtypes)} ({s.state})"
+            for s in d.sides
+        )
+        if d.missing_ranks:
+            out.append(f"    never issued by ranks {d.missing_ranks}")
+    if hang.stacks:
+        out.append("  stacks:")
+        out.extend(
+            f"    rank{'s' if g.count > 1 else ''} {g.ranks}: in `{g.frame}` at {g.where} "
+            f"({g.meaning_text})"
+            for g in hang.stacks
+        )
+    return out  # the missing dumps are in missing_facts, printed below
 
 
 def render_json(result: FileResult) -> str:

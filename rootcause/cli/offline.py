@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from rootcause.cli.errors import InputError
 from rootcause.cli.inputs import masked_chunks
 from rootcause.cli.results import FileResult
 from rootcause.engine import Engine
@@ -23,10 +26,47 @@ def diagnose_merged(paths: list[str], engine: Engine) -> FileResult:
     return _completed(result, engine, counts, ",".join(paths))
 
 
+_ARCHIVE_MAGIC = (b"\x1f\x8b", b"PK\x03\x04", b"PK\x05\x06")
+
+
+def is_bundle(path: str) -> bool:
+    """A directory, or an archive (.tar.gz, .zip) by its first bytes: one job's per-rank files."""
+    if os.path.isdir(path):
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False
+    if head.startswith(_ARCHIVE_MAGIC[1:]):
+        return True
+    if head.startswith(_ARCHIVE_MAGIC[0]):
+        import gzip
+
+        try:  # a gzipped log is a log; a gzipped tar is a bundle
+            with gzip.open(path, "rb") as g:
+                inner = g.read(512)
+        except OSError:
+            return False
+        return inner[257:262] == b"ustar"
+    return head[257:262] == b"ustar"
+
+
+def diagnose_bundle_path(path: str, engine: Engine) -> FileResult:
+    """A bundle's hang verdict (rootcause.hangs), completed like any other result."""
+    from rootcause.hangs import BundleError, diagnose_bundle
+
+    try:
+        result = diagnose_bundle(path)
+    except BundleError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return _completed(result, engine, dict(result.masking), path)
+
+
 def _completed(
     result: DiagnosisResult, engine: Engine, counts: dict[str, int], name: str
 ) -> FileResult:
     """Stage 3 offline: the fix is always included on the user's own machine."""
-    entry = engine.by_slug[result.failure.slug] if result.failure else None
+    entry = engine.by_slug.get(result.failure.slug) if result.failure else None
     completed = complete_result(result, entry=entry, include_fix=True, masking=counts)
     return FileResult(**vars(completed), file=name)
