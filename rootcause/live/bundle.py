@@ -1,15 +1,17 @@
 """The hang bundle of a stalled job, and the one call into the hang analyser.
 
 A bundle is a directory of the job's raw artefacts, as `rootcause diagnose --offline DIR` takes
-them (issue 30: recognised by content, masked when read): `pyspy-<pid>.txt` and `.json` for
-every Python process of the job, the flight recorder's dumps under `flight-recorder/`, each
-rank's last lines as `rank<N>.log` (`unranked.log` for lines that name none), and `README.txt`
-saying what is there and what is missing. It stays on this machine.
-"""
+them (issue 30: recognised by content, masked when read): `py-spy dump` text and JSON of every
+Python process of the job (`pyspy-rank<N>-pid<P>.txt`/`.json`, the rank read from the process's
+environment; `pyspy-pid<P>` for the launcher), `processes.json` (pid, rank, command line of
+each process), the flight recorder's dumps under `flight-recorder/`, each rank's last lines as
+`rank<N>.log` (`unranked.log` for lines that name none), and `README.txt` saying what is there
+and what is missing. It stays on this machine."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 import time
@@ -21,11 +23,11 @@ from typing import Any
 from rootcause.cli.results import FileResult
 from rootcause.live import procs
 
-# torch 2.13 reads TORCH_FR_BUFFER_SIZE (before it TORCH_NCCL_TRACE_BUFFER_SIZE) for the size of
-# each process group's ring of collectives, and writes a rank's dump to TORCH_FR_DUMP_TEMP_FILE
-# (TORCH_NCCL_DEBUG_INFO_TEMP_FILE) followed by the rank when a watchdog fires. Both names are
-# set: a job on an older torch reads the old ones. Checked in the installed 2.13.0 (libtorch_cpu
-# strings, distributed_c10d.py).
+# torch 2.13 reads TORCH_FR_BUFFER_SIZE for the size of each process group's ring of collectives,
+# and writes a rank's dump to TORCH_FR_DUMP_TEMP_FILE followed by the rank when a watchdog fires
+# (checked in the installed 2.13.0: distributed_c10d.py and libtorch_cpu's strings). The older
+# TORCH_NCCL_TRACE_BUFFER_SIZE / TORCH_NCCL_DEBUG_INFO_TEMP_FILE are not set: 2.13 prints a
+# deprecation warning per rank for them, and a user who set them keeps them.
 FR_BUFFER_ENTRIES = "2000"
 FR_FILE_PREFIX = "fr_trace_rank_"
 
@@ -36,9 +38,7 @@ def arm_flight_recorder(env: dict[str, str], directory: Path) -> dict[str, str]:
     armed = dict(env)
     for name, value in (
         ("TORCH_FR_BUFFER_SIZE", FR_BUFFER_ENTRIES),
-        ("TORCH_NCCL_TRACE_BUFFER_SIZE", FR_BUFFER_ENTRIES),
         ("TORCH_FR_DUMP_TEMP_FILE", prefix),
-        ("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", prefix),
     ):
         armed.setdefault(name, value)
     return armed
@@ -116,6 +116,7 @@ def collect_bundle(
     if root_pid is not None:
         tree = [root_pid, *procs.descendants(root_pid)]
         bundle.python_pids = [p for p in tree if procs.is_python(p)]
+        _write_processes(directory, tree)
         tool = procs.pyspy()
         if tool is None:
             bundle.pyspy_missing = True
@@ -123,10 +124,12 @@ def collect_bundle(
             on_note(f"py-spy dump of {len(bundle.python_pids)} Python processes")
             for pid in bundle.python_pids:
                 dump = procs.pyspy_dump(tool, pid)
+                rank = procs.rank_of(pid)
+                stem = f"pyspy-pid{pid}" if rank is None else f"pyspy-rank{rank}-pid{pid}"
                 if dump.text is not None:
-                    (directory / f"pyspy-{pid}.txt").write_text(dump.text, encoding="utf-8")
+                    (directory / f"{stem}.txt").write_text(dump.text, encoding="utf-8")
                 if dump.json is not None:
-                    (directory / f"pyspy-{pid}.json").write_text(dump.json, encoding="utf-8")
+                    (directory / f"{stem}.json").write_text(dump.json, encoding="utf-8")
                 if dump.text is not None or dump.json is not None:
                     bundle.dumps.append(pid)
                 if dump.error:
@@ -135,6 +138,20 @@ def collect_bundle(
     bundle.ranks = write_last_lines(directory, last_lines)
     write_readme(bundle)
     return bundle
+
+
+def _write_processes(directory: Path, tree: list[int]) -> None:
+    """processes.json: each process of the job, its rank (from its environment) and command."""
+    rows = [
+        {
+            "pid": pid,
+            "rank": procs.rank_of(pid),
+            "python": procs.is_python(pid),
+            "cmdline": procs.cmdline(pid),
+        }
+        for pid in tree
+    ]
+    (directory / "processes.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
 
 
 def add_flight_recorder(bundle: Bundle, env: dict[str, str]) -> None:

@@ -52,6 +52,7 @@ class Monitor:
         self._first_trigger: float | None = None
         self._last_trigger = 0.0
         self._stall_reported = False
+        self._any_output = False
 
     def add_source(self, name: str, default_rank: int | None = None) -> None:
         with self._lock:
@@ -67,6 +68,7 @@ class Monitor:
                 src = self.sources[source] = Source(source)
             fed = feed(src, channel, data, self.trigger)
             self.last_output = now
+            self._any_output = True
             if fed.progress:
                 self.last_progress = now
                 self._stall_reported = False
@@ -75,19 +77,24 @@ class Monitor:
                     self._first_trigger = now
                 self._last_trigger = now
 
-    def due(self) -> bool:
-        """An error-ish line came and the output has settled (or waited long enough)."""
+    def due(self, *, ended: bool = False) -> bool:
+        """An error-ish line came and the output has settled (or waited long enough, or the
+        job `ended`: nothing more will come)."""
         now = time.monotonic()
         with self._lock:
             first = self._first_trigger
             return first is not None and (
-                now - self._last_trigger >= DEBOUNCE or now - first >= MAX_DELAY
+                ended or now - self._last_trigger >= DEBOUNCE or now - first >= MAX_DELAY
             )
 
     def stalled(self) -> bool:
-        """No progress for stall_after seconds; true once per stall."""
+        """No progress for stall_after seconds; true once per stall.
+
+        The clock starts at the job's first output: before it, imports, compilation or a
+        dataset download are not told apart from a hang, and a job that never prints is not
+        a job we can say anything about from its output."""
         with self._lock:
-            if self._stall_reported or self.stall_after <= 0:
+            if self._stall_reported or self.stall_after <= 0 or not self._any_output:
                 return False
             if time.monotonic() - self.last_progress < self.stall_after:
                 return False

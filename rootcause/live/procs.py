@@ -1,8 +1,10 @@
 """The job's processes, read from /proc (psutil is not a client dependency), and their stacks.
 
 torchrun starts every worker in a session of its own (`start_new_session`), so signalling the
-job's process group does not reach them: the tree is walked by parent pid and every process in
-it is signalled too.
+job's process group does not reach them. A signal is first sent to the job's group only, as a
+terminal would (torchrun forwards it to its workers and shuts down in order); what is still
+alive after the grace period is killed, every process of the tree as it was before the first
+signal (the workers of a dead torchrun are re-parented and no longer under it).
 """
 
 from __future__ import annotations
@@ -59,6 +61,20 @@ def cmdline(pid: int) -> list[str]:
     return [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
 
 
+def rank_of(pid: int) -> int | None:
+    """The RANK a launcher gave the process (torchrun, Slurm's srun, MPI), None without one."""
+    try:
+        raw = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return None
+    env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+    for name in (b"RANK", b"SLURM_PROCID", b"OMPI_COMM_WORLD_RANK", b"PMI_RANK"):
+        value = env.get(name, b"")
+        if value.isdigit():
+            return int(value)
+    return None
+
+
 def is_python(pid: int) -> bool:
     """A Python interpreter: its executable or its argv[0] is named python*."""
     try:
@@ -68,6 +84,12 @@ def is_python(pid: int) -> bool:
     args = cmdline(pid)
     names = [os.path.basename(exe)] + ([os.path.basename(args[0])] if args else [])
     return any(n.startswith("python") for n in names)
+
+
+def signal_group(root: int, sig: int) -> None:
+    """`sig` to the job's process group, as a terminal sends Ctrl-C to a foreground job."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(root, sig)
 
 
 def signal_tree(root: int, sig: int) -> None:

@@ -72,13 +72,16 @@ class Job:
         return self.proc.pid
 
     def forward(self, sig: int) -> None:
-        procs.signal_tree(self.pid, sig)
+        if sig == signal.SIGKILL:
+            procs.signal_tree(self.pid, sig)
+        else:
+            procs.signal_group(self.pid, sig)
 
     def kill(self, grace: float) -> None:
         """SIGTERM to the job's tree, SIGKILL after `grace` seconds to what is left."""
         self.killed_by_us = True
         tree = [self.pid, *procs.descendants(self.pid)]
-        procs.signal_tree(self.pid, signal.SIGTERM)
+        procs.signal_group(self.pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             self.proc.poll()
@@ -143,7 +146,8 @@ def run_job(
 
             add_flight_recorder(session.bundle, env)
             write_readme(session.bundle)
-        session.finish(failed=status != 0)
+        # a job we ended for a stall already has its report; its exit is ours, not a failure
+        session.finish(failed=status != 0 and not (job.killed_by_us and session.bundle is not None))
         return status
     finally:
         for sig, handler in previous.items():

@@ -79,7 +79,7 @@ class Session:
 
     def check(self, *, running: bool) -> bool:
         """A due diagnosis, run and reported if it decides a failure; True when it did."""
-        if self.decided is not None or not self.monitor.due():
+        if self.decided is not None or not self.monitor.due(ended=not running):
             return False
         found = self.monitor.diagnose()
         if not found.decides:
