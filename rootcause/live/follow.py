@@ -45,7 +45,7 @@ class Follower:
             if path.is_dir():
                 for found in sorted(_logs_under(path)):
                     self._add(found)
-            else:
+            elif path.exists():  # a path not there yet may become a file or a directory
                 self._add(path)
 
     def _add(self, path: Path) -> None:

@@ -224,8 +224,9 @@ def test_a_progress_bar_that_advances_is_never_a_stall_and_one_that_redraws_in_p
         "    sys.stdout.flush()\n"
         "    time.sleep(0.5)\n"
     )
-    moving = start(["run", "--offline", "--stall-after", "2", "--", PY, str(script), "advance"])
-    stuck = start(["run", "--offline", "--stall-after", "2", "--", PY, str(script), "redraw"])
+    args = ["run", "--offline", "--stall-after", "2", "--", PY, str(script)]
+    moving = start([*args, "advance"], cwd=tmp_path)
+    stuck = start([*args, "redraw"], cwd=tmp_path)  # its bundle goes to ./rootcause-hang-*
     assert moving.finish(timeout=60) == 0
     assert stuck.finish(timeout=60) == 0
     assert "no progress" not in moving.text("err")
