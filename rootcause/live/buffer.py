@@ -151,9 +151,11 @@ class Fed:
 
 def feed(source: Source, channel: str, data: bytes, trigger: Trigger) -> Fed:
     """Add one block of a channel's output to its source."""
-    pending = source.partial.get(channel, b"") + data
-    cut = pending.rfind(b"\n") + 1
-    complete, rest = pending[:cut], pending[cut:]
+    partial = source.partial.get(channel, b"")
+    cut = data.rfind(b"\n") + 1
+    # one copy of the block at most: the complete lines (with the line begun before), the rest
+    complete = (partial + data[:cut] if partial else data[:cut]) if cut else b""
+    rest = data[cut:] if cut else partial + data
     if len(rest) > MAX_PARTIAL:  # a bar redrawn forever without a newline
         rest = rest[rest.rfind(b"\r", 0, len(rest) - 1) + 1 :]
         if len(rest) > MAX_PARTIAL:
