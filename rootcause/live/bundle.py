@@ -2,8 +2,9 @@
 
 A bundle is a directory of the job's raw artefacts, as `rootcause diagnose --offline DIR` takes
 them (issue 30: recognised by content, masked when read): `py-spy dump` text and JSON of every
-Python process of the job (`pyspy-rank<N>-pid<P>.txt`/`.json`, the rank read from the process's
-environment; `pyspy-pid<P>` for the launcher), `processes.json` (pid, rank, command line of
+Python process of the job (`pyspy-rank<N>-pid<P>.txt`/`.json` for each rank's main process, the
+rank read from its environment; `pyspy-others.txt`/`.json` for the launcher and the ranks'
+children such as DataLoader workers), `processes.json` (pid, rank, command line of
 each process), the flight recorder's dumps under `flight-recorder/`, each rank's last lines as
 `rank<N>.log` (`unranked.log` for lines that name none), and `README.txt` saying what is there
 and what is missing. It stays on this machine."""
@@ -21,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from rootcause.cli.results import FileResult
+from rootcause.engine import get_engine
 from rootcause.live import procs
+from rootcause.remediation import complete_result
 
 # torch 2.13 reads TORCH_FR_BUFFER_SIZE for the size of each process group's ring of collectives,
 # and writes a rank's dump to TORCH_FR_DUMP_TEMP_FILE followed by the rank when a watchdog fires
@@ -122,22 +125,56 @@ def collect_bundle(
             bundle.pyspy_missing = True
         else:
             on_note(f"py-spy dump of {len(bundle.python_pids)} Python processes")
+            others: list[procs.Dump] = []
             for pid in bundle.python_pids:
                 dump = procs.pyspy_dump(tool, pid)
-                rank = procs.rank_of(pid)
-                stem = f"pyspy-pid{pid}" if rank is None else f"pyspy-rank{rank}-pid{pid}"
-                if dump.text is not None:
-                    (directory / f"{stem}.txt").write_text(dump.text, encoding="utf-8")
-                if dump.json is not None:
-                    (directory / f"{stem}.json").write_text(dump.json, encoding="utf-8")
+                rank = _rank_process(pid)
+                if rank is None:
+                    others.append(dump)
+                else:
+                    _write_dump(directory, f"pyspy-rank{rank}-pid{pid}", dump)
                 if dump.text is not None or dump.json is not None:
                     bundle.dumps.append(pid)
                 if dump.error:
                     bundle.pyspy_errors.append(dump.error)
+            _write_others(directory, others)
     add_flight_recorder(bundle, env)
     bundle.ranks = write_last_lines(directory, last_lines)
     write_readme(bundle)
     return bundle
+
+
+def _rank_process(pid: int) -> int | None:
+    """The rank whose main process `pid` is; None for the launcher and for a rank's children
+    (DataLoader workers inherit RANK: two dumps for one rank would hide which one waits)."""
+    rank = procs.rank_of(pid)
+    if rank is None:
+        return None
+    parent = procs.parent_of(pid)
+    return None if parent is not None and procs.rank_of(parent) == rank else rank
+
+
+def _write_dump(directory: Path, stem: str, dump: procs.Dump) -> None:
+    if dump.text is not None:
+        (directory / f"{stem}.txt").write_text(dump.text, encoding="utf-8")
+    if dump.json is not None:
+        (directory / f"{stem}.json").write_text(dump.json, encoding="utf-8")
+
+
+def _write_others(directory: Path, dumps: list[procs.Dump]) -> None:
+    """The launcher's and the ranks' children's stacks in one file each (text, JSON), named
+    without a number: the analyser takes a rank from the last number of a name (issue 30)."""
+    texts = [d.text for d in dumps if d.text]
+    if texts:
+        (directory / "pyspy-others.txt").write_text("\n".join(texts), encoding="utf-8")
+    threads: list[Any] = []
+    for dump in dumps:
+        try:
+            threads.extend(json.loads(dump.json) if dump.json else [])
+        except (ValueError, TypeError):
+            continue
+    if threads:
+        (directory / "pyspy-others.json").write_text(json.dumps(threads), encoding="utf-8")
 
 
 def _write_processes(directory: Path, tree: list[int]) -> None:
@@ -187,10 +224,10 @@ def bundle_directory(base: str) -> Path:
 # The hang analyser of issue 30 (`rootcause.hangs`), looked up at run time so that this package
 # works, collecting bundles, in an install without it. The one place the two meet.
 ANALYSER_MODULE = "rootcause.hangs"
-ANALYSER_FUNCTION = "diagnose_directory"
+ANALYSER_FUNCTION = "diagnose_bundle"
 
 
-def analyser() -> Callable[[Path], Any] | None:
+def analyser() -> Callable[[str], Any] | None:
     try:
         module = importlib.import_module(ANALYSER_MODULE)
     except ImportError:
@@ -202,13 +239,16 @@ def analyser() -> Callable[[Path], Any] | None:
 def diagnose_bundle(directory: Path) -> FileResult | None:
     """The hang verdict of a bundle directory, or None when the analyser is not installed.
 
-    Expects `rootcause.hangs.diagnose_directory(directory: Path) -> DiagnosisResult`: reads
-    the directory's files by content, masks them, and returns the typed result with the hang
-    verdict as `failure.slug` and the single culprit as `initiating_rank`, remediation
-    included (the offline form, as `rootcause diagnose --offline` prints).
+    Calls `rootcause.hangs.diagnose_bundle(path: str) -> DiagnosisResult` (reads the files by
+    content, masks them, returns the verdict as `failure.slug`, a single culprit as
+    `initiating_rank`, the `hang` section), then completes it with the class's fix as
+    `diagnose --offline` does. Raises what the analyser raises (BundleError).
     """
     function = analyser()
     if function is None:
         return None
-    result = function(directory)
-    return FileResult(**vars(result), file=str(directory))
+    result = function(str(directory))
+    engine = get_engine()
+    entry = engine.by_slug.get(result.failure.slug) if result.failure else None
+    completed = complete_result(result, entry=entry, include_fix=True, masking=dict(result.masking))
+    return FileResult(**vars(completed), file=str(directory))

@@ -32,6 +32,10 @@ def _parent_of(pid_dir: Path) -> int | None:
     return int(fields[1]) if len(fields) > 1 else None
 
 
+def parent_of(pid: int) -> int | None:
+    return _parent_of(PROC / str(pid))
+
+
 def descendants(root: int) -> list[int]:
     """Every process under `root` (not root itself), parents before children."""
     children: dict[int, list[int]] = {}
