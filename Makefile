@@ -49,7 +49,8 @@ beat: install
 # On TEST_PROCESSES processes (pytest-xdist): the end-to-end and timing tests together in one of
 # them, in order (tests/conftest.py); TEST_PROCESSES=0 runs everything in this one.
 TEST_PROCESSES ?= 2
-test: install
+# .venv-realruns (below): tests/live runs real torchrun jobs from it, and skips without it.
+test: install .venv-realruns/.installed
 	$(BIN)/python -m tests.with_services -- $(BIN)/pytest -n $(TEST_PROCESSES) --dist loadgroup \
 		$(PYTEST_ARGS)
 

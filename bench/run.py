@@ -1,11 +1,11 @@
 """`make bench`: masking, matching, end-to-end and whole-process offline figures, each beside its
-baseline, in one run."""
+baseline, and `rootcause run`'s overhead on a chatty job, in one run."""
 
 from __future__ import annotations
 
 import sys
 
-from bench import e2e, masking, matching, offline
+from bench import e2e, live, masking, matching, offline
 
 
 def main() -> int:
@@ -17,6 +17,8 @@ def main() -> int:
     print(e2e.report(e2e.run()), flush=True)
     print("\n== Offline diagnosis, whole process; start-up; hostile input ==", flush=True)
     offline.main([])
+    print("\n== rootcause run on a job printing 50,000 lines a second ==", flush=True)
+    live.main([])
     return 0
 
 

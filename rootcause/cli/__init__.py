@@ -10,6 +10,7 @@ history. `rootcause mask FILE...` prints the masked text exactly as the service 
 The package: `inputs` reads the files and builds uploads, `extract` picks the evidence out of a
 big log, `client` talks HTTP, `offline` runs the engine here, `formats` writes the results,
 `progress` shows what is happening on standard error, `errors` holds the exit codes.
+`rootcause run` and `rootcause watch` live in `rootcause.live`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from rootcause.cli.inputs import (
 from rootcause.cli.offline import diagnose_bundle_path, diagnose_merged, diagnose_path, is_bundle
 from rootcause.cli.results import FileResult, Outcome, from_record
 from rootcause.engine import get_engine
+from rootcause.live.commands import register as register_live
 
 if TYPE_CHECKING:
     import httpx
@@ -308,6 +310,10 @@ def mask(files: Files) -> None:
     sys.stdout.flush()
     if failed:
         raise typer.Exit(ExitCode.USAGE)
+
+
+# `run -- COMMAND` and `watch FILE|DIR`: a job diagnosed while it runs (rootcause/live)
+register_live(app)
 
 
 def main() -> None:
