@@ -141,7 +141,7 @@ class Monitor:
         if result.failure is None:
             return False
         entry = self.engine.by_slug.get(result.failure.slug)
-        return entry is not None and not entry["fingerprints"].get("collateral", False)
+        return entry is not None and not entry.fingerprints.is_collateral
 
     def last_lines(self) -> dict[int | None, list[str]]:
         """Each rank's last lines over every source, raw (mask before showing them)."""

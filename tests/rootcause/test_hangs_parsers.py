@@ -3,6 +3,7 @@ bench/hangruns/generate.py with torch 2.13.0 CPU): flight-recorder JSON and pick
 and JSON, faulthandler dumps in a log."""
 
 from pathlib import Path
+from typing import Any
 
 from rootcause.hangs import members, read_bundle, stacks
 from rootcause.hangs.parsers import faulthandler_threads, rank_from_name
@@ -41,7 +42,7 @@ def test_flight_recorder_pickle_has_stack_frames():
 
 def test_pyspy_text_and_json_give_the_same_main_stack():
     bundle = _bundle("dataloader-worker__0.tar.gz")
-    by_kind = {}
+    by_kind: dict[int | None, list[Any]] = {}
     for f in bundle.files:
         if f.kind == "pyspy":
             by_kind.setdefault(f.rank, []).append(f)
