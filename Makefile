@@ -54,6 +54,16 @@ test: install .venv-realruns/.installed
 	$(BIN)/python -m tests.with_services -- $(BIN)/pytest -n $(TEST_PROCESSES) --dist loadgroup \
 		$(PYTEST_ARGS)
 
+# The tests that need no service (no PostgreSQL, Redis, worker, browser or server: the rule is
+# tests/conftest.py's needs_services), less the slow fuzz and timing ones, on TEST_PROCESSES.
+# PostgreSQL and Redis point at a closed port, so a test on the wrong side of the rule fails
+# instead of using a service of this machine; a skip fails the run, and so does collecting
+# nothing (pytest's exit status 5).
+test-fast: install
+	DATABASE_URL=postgres://postgres@127.0.0.1:9/none REDIS_URL=redis://127.0.0.1:9/0 \
+		$(BIN)/pytest -n $(TEST_PROCESSES) -q --without-services -m "not slow" -p no:cacheprovider \
+		$(PYTEST_ARGS)
+
 # The VS Code extension (editors/vscode, docs/editors.md): dev dependencies from its lock, type check,
 # tests against the real client of .venv, and the .vsix. Needs Node.js 20 and npm.
 vscode: install

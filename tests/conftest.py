@@ -139,12 +139,68 @@ def catalogue(db: Any) -> Any:
 APART = "apart"
 
 
+# `make test-fast` (`pytest --without-services`) runs the tests that need no service: no
+# PostgreSQL, Redis, worker, browser or server. A test needs one when it asks for the database
+# (pytest-django's fixtures or marker; every fixture built on `db` asks for it), or is end-to-end,
+# in a browser or against the live API; what else reaches Redis or a server is named in
+# SERVICE_PATHS. test-fast points PostgreSQL and Redis at a closed port, so that a test put on
+# the wrong side fails there rather than using whatever runs on this machine, and a skipped test
+# fails the run: the fast run leaves tests out by this rule only, never quietly.
+SERVICE_FIXTURES = frozenset({"db", "transactional_db", "live_server"})
+SERVICE_MARKERS = ("django_db", "e2e", "browser", "schemathesis")
+SERVICE_PATHS: tuple[str, ...] = (
+    "tests/e2e/",
+    "tests/browser/",
+    # Redis itself (the broker, the cache, the rate-limit script) or the services' launcher
+    "tests/config/test_broker.py",
+    "tests/config/test_cache.py",
+    "tests/config/test_health.py",
+    "tests/config/test_ratelimit.py",
+    "tests/config/test_with_services.py",
+    "tests/config/test_worker_connections.py",
+)
+
+
+def needs_services(item: pytest.Item) -> bool:
+    if any(item.get_closest_marker(name) for name in SERVICE_MARKERS):
+        return True
+    if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    return item.nodeid.startswith(SERVICE_PATHS)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--without-services",
+        action="store_true",
+        help="only the tests that need no PostgreSQL, Redis, worker, browser or server",
+    )
+
+
 @pytest.hookimpl(trylast=True)  # after tests/browser/conftest.py marks its tests e2e
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         _name_schemathesis_operation(item)
         if item.get_closest_marker("e2e") or item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.xdist_group(APART))
+    if config.getoption("--without-services"):
+        left_out = [item for item in items if needs_services(item)]
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not needs_services(item)]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In the run without services a skip is a failure: nothing is left out silently."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if session.config.getoption("--without-services") and skipped and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if reporter is not None:
+            reporter.write_line(
+                f"--without-services: {len(skipped)} test(s) skipped; a test that needs a "
+                "service belongs in tests/conftest.py's rule, not in a skip",
+                red=True,
+            )
 
 
 def _name_schemathesis_operation(item: pytest.Item) -> None:
