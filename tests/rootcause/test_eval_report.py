@@ -93,7 +93,7 @@ def test_out_of_taxonomy_logs_are_apart_from_top1_and_ece_is_reported(
 
     monkeypatch.setattr(bench_eval, "diagnose_path", diagnose)
     for label in labels:
-        (tmp_path / label["file"]).write_text("log\n")
+        (tmp_path / str(label["file"])).write_text("log\n")
     (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
 
     report = bench_eval.evaluate(tmp_path, engine=None)  # type: ignore[arg-type]
