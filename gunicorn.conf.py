@@ -4,7 +4,7 @@
 Threads, not sync workers: a sync worker is held for the whole of a request, so a few clients
 sending a body slowly (or trickling their headers) stalled every other request, /healthz included.
 A gthread worker waits for a new connection's first bytes in its poller, not in a thread, and its
-threads share the process; headers that are too slow are cut off by config/serving.py's deadline
+threads share the process; headers that are too slow are cut off by plumbing/serving.py's deadline
 and an upload that is too slow by config/wsgi.py's, each with a 408 (docs/operations.md).
 Each value may be overridden by the GUNICORN_* variable beside it.
 """
@@ -24,9 +24,9 @@ def _int(name: str, default: int) -> int:
 
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
-# gthread, with a deadline on each request's headers (config/serving.py): GUNICORN_HEADER_TIMEOUT
+# gthread, with a deadline on each request's headers (plumbing/serving.py): GUNICORN_HEADER_TIMEOUT
 # seconds (10) from a request's first byte, then 408 problem+json and the connection closed.
-worker_class = "config.serving.DeadlineThreadWorker"
+worker_class = "plumbing.serving.DeadlineThreadWorker"
 # About as many processes as cores; the threads wait on the network, PostgreSQL and Redis.
 workers = _int("GUNICORN_WORKERS", 3)
 threads = _int("GUNICORN_THREADS", 8)
@@ -40,7 +40,7 @@ keepalive = 5
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
-# The request log is our middleware's (config/middleware.py), one line per request.
+# The request log is our middleware's (plumbing/middleware.py), one line per request.
 accesslog = None
 errorlog = "-"
 # Trust X-Forwarded-* only from the proxies of TRUSTED_PROXY_COUNT, as the app does itself.

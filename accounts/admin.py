@@ -17,7 +17,7 @@ from accounts.models import (
     Organization,
     VerifiedEmail,
 )
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 
 class MembershipInline(admin.TabularInline):

@@ -35,7 +35,7 @@ from accounts.serializers import (
     TokenSerializer,
     paginated,
 )
-from config.pagination import LimitOffsetPagination
+from plumbing.pagination import LimitOffsetPagination
 
 PROBLEM = OpenApiResponse(description="problem+json")
 REFUSED = {401: PROBLEM, 403: PROBLEM}

@@ -29,8 +29,8 @@ from accounts.models import (
     Organization,
     VerifiedEmail,
 )
-from config import sql
-from config.problems import ApplicationError
+from plumbing import sql
+from plumbing.problems import ApplicationError
 from rootcause.masking.rules import Rule
 
 VERIFY_EMAIL_SALT = "accounts.verify-email"
@@ -314,7 +314,7 @@ def standing_facts_of(rows: Iterable[tuple[int, str]]) -> StandingFacts:
 
 def standing_facts(organization: Organization) -> StandingFacts:
     """The claimed domains and the managers' verified domains, in one statement: the tier of
-    every submission asks it (config/sql.py says why it is not ORM).
+    every submission asks it (plumbing/sql.py says why it is not ORM).
 
     A manager's address is verified while a VerifiedEmail holds their current address, lower-
     cased (`has_verified_email`).
@@ -358,7 +358,7 @@ def token_for_secret(secret: str) -> ApiToken | None:
     otherwise.
 
     The format and checksum are checked first, so garbage never reaches the database. Every API
-    call asks this: the statement is written once (config/sql.py), not compiled per call.
+    call asks this: the statement is written once (plumbing/sql.py), not compiled per call.
     """
     if not tokens.is_well_formed(secret):
         return None

@@ -36,7 +36,7 @@ from accounts.models import (
     VerifiedEmail,
 )
 from accounts.selectors import Forbidden, InvalidLink
-from config.problems import ApplicationError, Conflict
+from plumbing.problems import ApplicationError, Conflict
 from rootcause.masking import rules as masking_rules
 
 logger = logging.getLogger(__name__)

@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.actors import client_address
-from config import ratelimit
-from config.ratelimit import Window
+from plumbing import ratelimit
+from plumbing.ratelimit import Window
 
 
 class FailedTokens(SimpleRateThrottle):
-    """The failures from the request's address in the window (a log of config/ratelimit.py,
+    """The failures from the request's address in the window (a log of plumbing/ratelimit.py,
     read with a submission's burst limits by diagnosis/throttles.py); a request is counted by
     `record_failure`, and only when its token is refused."""
 

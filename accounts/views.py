@@ -42,7 +42,7 @@ from accounts.forms import (
 )
 from accounts.models import Membership
 from accounts.selectors import Forbidden
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 SETTINGS = "accounts:settings"
 

@@ -29,10 +29,10 @@ from alerts.models import Webhook, WebhookDelivery
 from alerts.payloads import EVENT_DIAGNOSIS_DONE, EVENT_TEST, diagnosis_payload, site_link
 from alerts.selectors import require_alerts
 from billing_tiers.selectors import entitlements_for_organization
-from config import sql
-from config.problems import ApplicationError
 from diagnosis.models import Diagnosis
 from diagnosis.recurrence import recurrence_of
+from plumbing import sql
+from plumbing.problems import ApplicationError
 
 User = get_user_model()
 

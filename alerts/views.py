@@ -17,8 +17,8 @@ from accounts.selectors import Forbidden, members_for, require_manager
 from alerts import selectors, services
 from alerts.forms import EmailAlertForm, WebhookForm
 from alerts.models import Webhook
-from config.problems import ApplicationError
 from encyclopedia.selectors import list_entries
+from plumbing.problems import ApplicationError
 
 ALERTS = "diagnosis-alerts"
 

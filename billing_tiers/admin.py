@@ -29,7 +29,7 @@ from billing_tiers.models import (
     QuotaUsage,
 )
 from billing_tiers.tiers import evaluation_tier
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 
 class IssueCodesForm(forms.Form):

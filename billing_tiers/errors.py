@@ -1,4 +1,4 @@
-"""The domain errors of tiers, quotas and evaluations; config.problems renders them.
+"""The domain errors of tiers, quotas and evaluations; plumbing.problems renders them.
 
 Each carries a stable machine-readable `error` in its problem+json body, so a script can tell a
 used code from an expired one without parsing English.
@@ -10,7 +10,7 @@ from typing import Any
 
 from rest_framework import status
 
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 
 class BillingError(ApplicationError):

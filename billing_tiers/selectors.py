@@ -26,7 +26,7 @@ from billing_tiers.entitlements import (
 )
 from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage
 from billing_tiers.tiers import evaluation_tier, shortest_history_days, unlocking_label
-from config import sql
+from plumbing import sql
 
 __all__ = [
     "QUOTA_USED_SQL",
@@ -105,7 +105,7 @@ def quota_subject(actor: Actor) -> str:
 
 # Today's use of one subject's quota (no row: none yet), read by every API answer and by
 # statements that read more besides (diagnosis.selectors.submission_facts): written once, not
-# compiled per call (config/sql.py). Its parameters are quota_used_params'.
+# compiled per call (plumbing/sql.py). Its parameters are quota_used_params'.
 QUOTA_USED_SQL = (
     "SELECT q.used AS used FROM billing_tiers_quotausage q WHERE q.subject = %s AND q.day = %s"
 )

@@ -48,8 +48,8 @@ from billing_tiers.selectors import (
     utc_day,
 )
 from billing_tiers.tiers import evaluation_tier
-from config import sql
-from config.problems import ApplicationError
+from plumbing import sql
+from plumbing.problems import ApplicationError
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from billing_tiers import selectors, services
 from billing_tiers.forms import EvaluationRequestForm, RedeemForm
 from billing_tiers.throttles import redeem_attempt_wait
 from billing_tiers.tiers import evaluation_tier
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 
 def _page(

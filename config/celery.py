@@ -9,7 +9,7 @@ from celery import Celery, Task, signals
 from django import db
 from django.conf import settings
 
-from config.broker import TaskPublisher
+from plumbing.broker import TaskPublisher
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -23,7 +23,7 @@ app.autodiscover_tasks(["workers", "diagnosis", "billing_tiers", "alerts"])
 # With it set, the fix-up closes them only every DB_REUSE_MAX tasks, and between tasks they are
 # handled as Django handles them between requests (below): closed when an error left them
 # unusable or when older than CONN_MAX_AGE, and checked on reuse (CONN_HEALTH_CHECKS: a poll of
-# its socket, then a SELECT 1 if the server has spoken; config/postgresql/base.py), so a
+# its socket, then a SELECT 1 if the server has spoken; plumbing/postgresql/base.py), so a
 # connection that died while idle is replaced before the task uses it.
 DB_REUSE_MAX = 1000
 app.conf.update(CELERY_DB_REUSE_MAX=DB_REUSE_MAX)
@@ -83,5 +83,5 @@ def ping(value: str = "pong") -> str:
     return value
 
 
-# The web's task messages, one LPUSH each (config/broker.py): the diagnosis pipeline's.
+# The web's task messages, one LPUSH each (plumbing/broker.py): the diagnosis pipeline's.
 publisher = TaskPublisher(app)

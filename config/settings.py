@@ -51,9 +51,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "config.middleware.RequestLogMiddleware",
+    "plumbing.middleware.RequestLogMiddleware",
     # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
-    "config.problems.OutageMiddleware",
+    "plumbing.problems.OutageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -100,8 +100,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend, whose health check polls the socket before it asks the server a query
-    # (config/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "config.postgresql"
+    # (plumbing/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "plumbing.postgresql"
     # PostgreSQL binds the parameters itself, and a statement a connection has run
     # DB_PREPARE_THRESHOLD times (5) is prepared there, planned once and not again at every call:
     # the few statements each submission and each diagnosis make cost PostgreSQL more to plan
@@ -122,8 +122,8 @@ REDIS_KEY_PREFIX = env_str("REDIS_KEY_PREFIX", "rootcause:")
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_URL = REDIS_URL or "memory://"
-# kombu's Redis transport with one client per connection pool (config/broker.py).
-CELERY_BROKER_TRANSPORT = "config.broker:Transport" if REDIS_URL else None
+# kombu's Redis transport with one client per connection pool (plumbing/broker.py).
+CELERY_BROKER_TRANSPORT = "plumbing.broker:Transport" if REDIS_URL else None
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -157,7 +157,7 @@ CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_BROKER_CONNECTION_TIMEOUT = 5
 # Publishing through Celery (a retry, an alert's delivery) gives up after a few seconds rather
-# than hang; the web's pipeline messages go through config/broker.py's TaskPublisher.
+# than hang; the web's pipeline messages go through plumbing/broker.py's TaskPublisher.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "max_retries": 3,
     "interval_start": 0.2,
@@ -178,8 +178,8 @@ CELERY_WORKER_DIRECT = True
 if REDIS_URL:
     CACHES = {
         "default": {
-            # Django's, sharing one client per pool (config/cache.py)
-            "BACKEND": "config.cache.SharedClientRedisCache",
+            # Django's, sharing one client per pool (plumbing/cache.py)
+            "BACKEND": "plumbing.cache.SharedClientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": f"{REDIS_KEY_PREFIX}cache",
         }
@@ -326,9 +326,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "plumbing.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "plumbing.problems.problem_exception_handler",
 }
 # Burst limits on submissions, on top of the daily quota (diagnosis/throttles.py): DRF rates,
 # "<n>/<second|minute|hour|day>". 429 problem+json with Retry-After past them.
@@ -354,7 +354,7 @@ SPECTACULAR_SETTINGS = {
     # Every error response is documented as problem+json (the Problem component).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.problems.problem_responses_hook",
+        "plumbing.problems.problem_responses_hook",
     ],
 }
 
@@ -378,7 +378,7 @@ LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "config.middleware.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "plumbing.middleware.RequestIdFilter"}},
     "formatters": {
         "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {

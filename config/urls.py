@@ -2,10 +2,11 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
 
-from config import health, problems
+from config import health
+from plumbing import problems
 
 # An unhandled error under /api/ answers problem+json too.
-handler500 = "config.problems.server_error"
+handler500 = "plumbing.problems.server_error"
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),

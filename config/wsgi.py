@@ -34,7 +34,7 @@ class DeadlineInput:
         self.idle = idle
 
     def _call(self, method: Callable[..., Any], *args: Any) -> Any:
-        from config.problems import UploadTimeout
+        from plumbing.problems import UploadTimeout
 
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:

@@ -43,8 +43,6 @@ from accounts.selectors import require_scope
 from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
 from billing_tiers.entitlements import Entitlements
 from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers
-from config.problems import ApplicationError, PayloadTooLarge
-from config.ratelimit import GateRefused
 from diagnosis import selectors, services
 from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
@@ -63,10 +61,12 @@ from diagnosis.throttles import (
     SubmissionsPerOrganization,
     throttle_waits,
 )
+from plumbing.problems import ApplicationError, PayloadTooLarge
+from plumbing.ratelimit import GateRefused
 
 
 def _problem(description: str) -> OpenApiResponse:
-    # The body is the Problem component: config.problems documents every error response so.
+    # The body is the Problem component: plumbing.problems documents every error response so.
     return OpenApiResponse(description=f"problem+json: {description}")
 
 

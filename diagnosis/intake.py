@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from django.http import HttpRequest
 
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 READ_SIZE = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"

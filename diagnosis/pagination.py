@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config.pagination import CursorPagination
+from plumbing.pagination import CursorPagination
 
 
 class HistoryPagination(CursorPagination):

@@ -26,8 +26,8 @@ from accounts.selectors import (
     standing_rows_params,
 )
 from billing_tiers.selectors import QUOTA_USED_SQL, quota_used_params
-from config import sql
 from diagnosis.models import Diagnosis
+from plumbing import sql
 from rootcause.masking.rules import Rule
 from rootcause.result import DiagnosisResult, result_from_json
 

@@ -16,13 +16,13 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
-from config.serializers import FieldsBoundOnce
 from diagnosis import selectors
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline.stage import status_choices
 from diagnosis.recurrence import recurrence_of
 from diagnosis.selectors import HistoryFilters
 from diagnosis.services import JobMetadata
+from plumbing.serializers import FieldsBoundOnce
 from rootcause.result import DiagnosisResult, as_json
 
 
@@ -46,7 +46,7 @@ class RecurrenceSerializer(serializers.Serializer):
 class DiagnosisSerializer(FieldsBoundOnce):
     """A diagnosis: its record, and once its status is done the fields of its result.
 
-    Answers every submission and every poll: its fields are bound once (config/serializers.py;
+    Answers every submission and every poll: its fields are bound once (plumbing/serializers.py;
     none reads the context, which only `to_representation` below does)."""
 
     id = serializers.UUIDField()
@@ -128,7 +128,7 @@ class SubmissionMetadataSerializer(FieldsBoundOnce):
     """What may come with a log: its file name and what the CI job says about itself. Each is
     masked like the log before it is stored.
 
-    Validates every submission: its fields are bound once (config/serializers.py; no validator
+    Validates every submission: its fields are bound once (plumbing/serializers.py; no validator
     reads the context, and it is never partial)."""
 
     filename = serializers.CharField(

@@ -127,7 +127,7 @@ class RedisStagingStore:
 
     def expire_and_push(self, key: str, ttl_seconds: int, queue_key: str, message: str) -> bool:
         """`expire`, then, if the key was there, LPUSH `message` onto the list `queue_key`
-        (a Celery queue: config/broker.py's `TaskPublisher.message_for`), atomically and in one
+        (a Celery queue: plumbing/broker.py's `TaskPublisher.message_for`), atomically and in one
         round trip. False, and nothing pushed, if there is no such key."""
         return bool(self._expire_and_push(keys=[key, queue_key], args=[ttl_seconds, message]))
 

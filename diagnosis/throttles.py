@@ -1,6 +1,6 @@
 """Burst limits on submissions, on top of the daily quota (billing_tiers): DRF throttles.
 
-Each answers 429 problem+json (`throttled`) with Retry-After through config.problems. The rates
+Each answers 429 problem+json (`throttled`) with Retry-After through plumbing.problems. The rates
 are read from settings when a request is throttled (not frozen at import as DRF's are), so a
 deployment sets them in the environment and a test overrides them.
 """
@@ -16,8 +16,8 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from accounts.actors import actor_of, client_address
-from config import ratelimit
-from config.ratelimit import Window
+from plumbing import ratelimit
+from plumbing.ratelimit import Window
 
 
 class _SettingsRateThrottle(SimpleRateThrottle):
@@ -56,7 +56,7 @@ class SubmissionsPerOrganization(_SettingsRateThrottle):
 
 
 def window_of(throttle: SimpleRateThrottle, request: Request, view: Any) -> Window | None:
-    """The log `throttle` keeps for `request` (config/ratelimit.py); None if it has no rate or
+    """The log `throttle` keeps for `request` (plumbing/ratelimit.py); None if it has no rate or
     does not apply to the request (a visitor has no organisation)."""
     if throttle.rate is None:
         return None
@@ -77,13 +77,13 @@ def throttle_waits(
     gate: SimpleRateThrottle | None = None,
 ) -> list[float | None]:
     """DRF's `check_throttles` for several sliding-window throttles, in one round trip to Redis
-    (config/ratelimit.py; two cache round trips without Redis).
+    (plumbing/ratelimit.py; two cache round trips without Redis).
 
     Each throttle counts and decides as its own `allow_request` would (a refused one records
     nothing, an admitted one records the request even if another refuses it). Returns the waits
     of those that refuse. The `gate`'s log (failed token authentications: only failures count,
     elsewhere) is read with them but never added to; past its rate it raises
-    config.ratelimit.GateRefused before anything is counted, as if it had been checked first on
+    plumbing.ratelimit.GateRefused before anything is counted, as if it had been checked first on
     its own.
     """
     clock = throttles[0] if throttles else gate

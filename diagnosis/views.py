@@ -21,7 +21,6 @@ from rest_framework.request import Request
 from accounts.actors import actor_of
 from billing_tiers.entitlements import entitlements_for, upgrade_from
 from billing_tiers.selectors import quota_status
-from config.problems import ApplicationError
 from diagnosis import selectors, services
 from diagnosis.forms import DiagnoseForm, HistoryFilterForm
 from diagnosis.intake import gunzip_if_needed
@@ -30,6 +29,7 @@ from diagnosis.pagination import HistoryPagination
 from diagnosis.pipeline.table import is_active, stages, stages_from
 from diagnosis.selectors import HistoryFilters
 from encyclopedia.selectors import list_entries
+from plumbing.problems import ApplicationError
 
 
 def _result_url(submission: services.Submission) -> str:

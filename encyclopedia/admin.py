@@ -4,9 +4,9 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from config.problems import ApplicationError
 from encyclopedia import services
 from encyclopedia.models import CatalogueVersion, Entry
+from plumbing.problems import ApplicationError
 from rootcause.jsonvalue import JSONObject
 
 

@@ -12,8 +12,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.actors import actor_of
-from config.pagination import LimitOffsetPagination
-from config.problems import PROBLEM_CONTENT_TYPE, ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.models import Entry
 from encyclopedia.serializers import (
@@ -25,6 +23,8 @@ from encyclopedia.serializers import (
     SearchInputSerializer,
     SearchOutputSerializer,
 )
+from plumbing.pagination import LimitOffsetPagination
+from plumbing.problems import PROBLEM_CONTENT_TYPE, ApplicationError
 from rootcause.result import as_json
 
 PROBLEM = OpenApiResponse(ProblemSerializer, description="Problem details (RFC 9457).")

@@ -13,9 +13,9 @@ from django.shortcuts import get_object_or_404
 
 from accounts.actors import Actor
 from billing_tiers.selectors import entitlements_for
-from config import sql
-from config.problems import PayloadTooLarge
 from encyclopedia.models import Entry
+from plumbing import sql
+from plumbing.problems import PayloadTooLarge
 from rootcause.catalogue import CATEGORIES, ENTRY_FIELDS, decode_entry
 from rootcause.catalogue import Entry as CatalogueEntry
 from rootcause.jsonvalue import JSONObject

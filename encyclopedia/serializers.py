@@ -9,7 +9,7 @@ from rootcause.catalogue import CATEGORIES, SEVERITIES
 
 
 class ProblemSerializer(serializers.Serializer):
-    """RFC 9457 problem details, as config.problems renders every error."""
+    """RFC 9457 problem details, as plumbing.problems renders every error."""
 
     type = serializers.CharField()
     title = serializers.CharField()

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from config.problems import ApplicationError
 from encyclopedia.models import CatalogueVersion, Entry
 from encyclopedia.selectors import current_version
+from plumbing.problems import ApplicationError
 from rootcause import catalogue as catalogue_files
 from rootcause.jsonvalue import JSONObject
 

@@ -11,9 +11,9 @@ from django.utils.http import urlencode
 from accounts.actors import actor_of
 from billing_tiers.entitlements import entitlements_for, upgrade_from
 from billing_tiers.selectors import evaluation_offer, quota_status
-from config.problems import ApplicationError
 from encyclopedia import memory, selectors
 from encyclopedia.serializers import MemoryEstimateInputSerializer
+from plumbing.problems import ApplicationError
 
 
 def _signup_url(next_path: str) -> str:

@@ -13,8 +13,8 @@ from django.views.decorators.http import require_POST
 
 from accounts.actors import actor_of
 from accounts.selectors import Forbidden
-from config.problems import ApplicationError
 from diagnosis import selectors
+from plumbing.problems import ApplicationError
 from questions import services
 from questions.forms import QuestionForm
 

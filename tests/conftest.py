@@ -152,10 +152,10 @@ SERVICE_PATHS: tuple[str, ...] = (
     "tests/e2e/",
     "tests/browser/",
     # Redis itself (the broker, the cache, the rate-limit script) or the services' launcher
-    "tests/config/test_broker.py",
-    "tests/config/test_cache.py",
+    "tests/plumbing/test_broker.py",
+    "tests/plumbing/test_cache.py",
     "tests/config/test_health.py",
-    "tests/config/test_ratelimit.py",
+    "tests/plumbing/test_ratelimit.py",
     "tests/config/test_with_services.py",
     "tests/config/test_worker_connections.py",
 )

@@ -1,9 +1,9 @@
 # The sweepers' index of active diagnoses, built without blocking writes on PostgreSQL
-# (config/migration_operations.py); 0010 then drops the indexes it and others make redundant.
+# (plumbing/migration_operations.py); 0010 then drops the indexes it and others make redundant.
 
 from django.db import migrations, models
 
-from config.migration_operations import AddIndexConcurrently
+from plumbing.migration_operations import AddIndexConcurrently
 
 
 class Migration(migrations.Migration):

@@ -6,7 +6,7 @@
 from django.db import migrations, models
 
 import diagnosis.pipeline.stage
-from config.migration_operations import AddIndexConcurrently
+from plumbing.migration_operations import AddIndexConcurrently
 
 
 class Migration(migrations.Migration):

@@ -15,11 +15,11 @@ import uuid
 from celery import Task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
-from config.problems import outage_errors
 from diagnosis import metrics
 from diagnosis.pipeline.stage import Carried, Stage, StageError, Status
 from diagnosis.pipeline.table import stage_of, stages_from, status_after
 from diagnosis.services import lifecycle
+from plumbing.problems import outage_errors
 
 logger = logging.getLogger(__name__)
 

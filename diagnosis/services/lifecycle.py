@@ -24,7 +24,6 @@ from django.utils import timezone
 
 from accounts.selectors import organization_join_sql, organization_of
 from billing_tiers.services import refund_quota_for
-from config import sql
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
 from diagnosis.hooks import diagnosis_finished
@@ -39,6 +38,7 @@ from diagnosis.pipeline.table import (
     status_after,
 )
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
+from plumbing import sql
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
         # The embedded mode (and most tests): Celery runs the task here and now.
         celery.signature(task, args=(str(diagnosis_id),), immutable=True).apply_async()
     else:
-        # One message per diagnosis, without send_task's machinery (config/broker.py).
+        # One message per diagnosis, without send_task's machinery (plumbing/broker.py).
         task_publisher.publish(task, (str(diagnosis_id),))
 
 

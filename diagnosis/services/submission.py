@@ -33,18 +33,8 @@ from billing_tiers.selectors import (
     utc_day,
 )
 from billing_tiers.services import charge_quota, charge_quota_creating, check_quota
-from config import sql
-from config.broker import QueuedMessage
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
-from config.problems import (
-    ApplicationError,
-    Conflict,
-    PayloadTooLarge,
-    ServiceUnavailable,
-    Unprocessable,
-    outage_errors,
-)
 from diagnosis.masking import masking_secret
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
@@ -57,6 +47,16 @@ from diagnosis.staging import (
     StagingStore,
     get_store,
     staging_key,
+)
+from plumbing import sql
+from plumbing.broker import QueuedMessage
+from plumbing.problems import (
+    ApplicationError,
+    Conflict,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    Unprocessable,
+    outage_errors,
 )
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker

@@ -12,7 +12,7 @@ from accounts import services
 from accounts.actors import Actor
 from accounts.models import ApiToken, Membership
 from accounts.services import add_member, create_api_token, create_organization
-from config.problems import Conflict
+from plumbing.problems import Conflict
 
 MEMBERS = "/api/v1/organization/members"
 

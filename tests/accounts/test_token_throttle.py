@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from config.problems import PROBLEM_CONTENT_TYPE
+from plumbing.problems import PROBLEM_CONTENT_TYPE
 
 pytestmark = pytest.mark.django_db
 

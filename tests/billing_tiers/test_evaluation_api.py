@@ -13,7 +13,7 @@ from billing_tiers.services import (
     decline_evaluation_request,
     redeem_evaluation_code,
 )
-from config.problems import PROBLEM_CONTENT_TYPE
+from plumbing.problems import PROBLEM_CONTENT_TYPE
 from tests.billing_tiers.conftest import logged_in, person
 
 pytestmark = pytest.mark.django_db

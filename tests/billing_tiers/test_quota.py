@@ -16,8 +16,8 @@ from billing_tiers.services import (
     refund_quota,
     refund_quota_for,
 )
-from config.problems import PROBLEM_CONTENT_TYPE, problem_exception_handler
 from diagnosis.models import Diagnosis
+from plumbing.problems import PROBLEM_CONTENT_TYPE, problem_exception_handler
 from tests.billing_tiers.conftest import person, visitor
 
 pytestmark = pytest.mark.django_db

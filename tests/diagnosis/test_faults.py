@@ -17,12 +17,12 @@ from django.test import override_settings
 from accounts.actors import Actor
 from billing_tiers.models import QuotaCharge
 from billing_tiers.selectors import quota_status
-from config.problems import UploadTimeout
 from config.wsgi import DeadlineInput
 from diagnosis import services
 from diagnosis.models import Diagnosis
 from diagnosis.services import submission, upkeep
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
+from plumbing.problems import UploadTimeout
 from tests.diagnosis.logs import OOM_LOG
 
 pytestmark = pytest.mark.django_db
@@ -335,7 +335,7 @@ def test_beat_is_healthy_only_while_the_staging_sweep_keeps_running() -> None:
 def test_an_outage_outside_a_view_is_a_503_too(rf) -> None:
     from django.db import OperationalError
 
-    from config.problems import OutageMiddleware, server_error
+    from plumbing.problems import OutageMiddleware, server_error
 
     for path, content_type in (("/api/v1/me", "application/problem+json"), ("/", "text/html")):
         request = rf.get(path)

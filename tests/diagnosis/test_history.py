@@ -116,7 +116,7 @@ def test_the_list_pages_by_cursor_both_ways_and_keeps_its_filters(acme_api, hist
 
 
 def test_a_tampered_cursor_is_400(acme_api, history):
-    # A bad parameter, not a missing page (config/pagination.py).
+    # A bad parameter, not a missing page (plumbing/pagination.py).
     response = acme_api.get(URL, {"cursor": "bz1hYmM="})
     assert response.status_code == 400
     assert "cursor" in response.json()["errors"]

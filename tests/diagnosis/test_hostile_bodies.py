@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import override_settings
 
-from config.problems import PROBLEM_CONTENT_TYPE
+from plumbing.problems import PROBLEM_CONTENT_TYPE
 from tests.diagnosis.logs import OOM_LOG
 
 pytestmark = pytest.mark.django_db

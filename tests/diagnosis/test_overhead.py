@@ -38,7 +38,7 @@ URL = "/api/v1/diagnoses"
 
 
 def _touching(queries: CaptureQueriesContext, table: str) -> int:
-    # The ORM quotes table names; the hot path's own statements (config/sql.py) do not.
+    # The ORM quotes table names; the hot path's own statements (plumbing/sql.py) do not.
     name = re.compile(rf'\b"?{table}"?\b')
     return sum(bool(name.search(query["sql"])) for query in queries.captured_queries)
 
@@ -105,7 +105,7 @@ def test_a_submission_charges_in_one_statement_and_reads_the_quota_once(
     assert len(sql) == 3, "\n".join(s[:90] for s in sql)
     assert "accounts_maskingrule" in sql[1]
     assert response.json()["status"] == "queued"
-    # The address' failed tokens and both burst limits: one script (config/ratelimit.py), no
+    # The address' failed tokens and both burst limits: one script (plumbing/ratelimit.py), no
     # read and write of each log.
     assert commands.count("EVALSHA") == 1
     assert not {"GET", "MGET"} & set(commands)

@@ -11,8 +11,8 @@ from django.core.cache import caches
 from django.test import override_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from config import ratelimit
-from config.problems import PROBLEM_CONTENT_TYPE
+from plumbing import ratelimit
+from plumbing.problems import PROBLEM_CONTENT_TYPE
 from tests.diagnosis.logs import OOM_LOG
 from tests.redis_trips import redis_round_trips
 
@@ -81,7 +81,7 @@ def test_limits_of_different_windows_are_counted_together_and_each_keeps_its_own
     address = _address()
 
     assert _post(acme_api, address).status_code == 202
-    # The address' failed tokens and both limits in one script (config/ratelimit.py), and each
+    # The address' failed tokens and both limits in one script (plumbing/ratelimit.py), and each
     # log expires after its own window.
     assert trips.count(["EVALSHA"]) == 1
     assert ["MGET"] not in trips

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from config.problems import ApplicationError
 from encyclopedia import selectors, services
 from encyclopedia.models import CatalogueVersion, Entry
+from plumbing.problems import ApplicationError
 from rootcause import catalogue as catalogue_files
 from tests.catalogue import make_entry
 from tests.encyclopedia.test_catalogue_files import TAXONOMY_SLUGS

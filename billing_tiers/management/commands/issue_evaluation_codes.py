@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from billing_tiers.services import MAX_CODES_PER_BATCH, issue_evaluation_codes
 from billing_tiers.tiers import evaluation_tier
-from config.problems import ApplicationError
+from plumbing.problems import ApplicationError
 
 
 def _date(value: str) -> date:

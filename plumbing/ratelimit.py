@@ -24,7 +24,7 @@ from typing import Any
 
 from django.core.cache import caches
 
-from config.cache import SharedClientRedisCache
+from plumbing.cache import SharedClientRedisCache
 
 
 @dataclass(frozen=True)

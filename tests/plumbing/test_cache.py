@@ -1,4 +1,4 @@
-"""Django's Redis cache with a shared client and a shorter `set_many` (config/cache.py)."""
+"""Django's Redis cache with a shared client and a shorter `set_many` (plumbing/cache.py)."""
 
 from __future__ import annotations
 

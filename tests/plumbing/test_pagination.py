@@ -1,4 +1,4 @@
-"""Every list endpoint validates and caps its pagination parameters (config/pagination.py)."""
+"""Every list endpoint validates and caps its pagination parameters (plumbing/pagination.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from config.problems import PROBLEM_CONTENT_TYPE
 from encyclopedia.services import load_catalogue
+from plumbing.problems import PROBLEM_CONTENT_TYPE
 from tests.catalogue import make_entry
 
 # Endpoints paged by limit and offset, each readable by acme's token.

@@ -1,5 +1,5 @@
 """The PostgreSQL backend's health check: a poll of the socket, a query only when the server
-has spoken (config/postgresql/base.py)."""
+has spoken (plumbing/postgresql/base.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from django.db import connections
 
-from config.postgresql.base import DatabaseWrapper
+from plumbing.postgresql.base import DatabaseWrapper
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

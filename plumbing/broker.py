@@ -3,7 +3,7 @@
 kombu's Redis channel makes a new `redis.Redis` for every command it sends outside its polling
 loop (`Channel.conn_or_acquire`): each task published by the web, each acknowledgement in a
 worker. The constructor fills a table of about 150 response callbacks, which cost more CPU than
-the LPUSH it sends. The same fix as config/cache.py: one client per pool, kept until the channel
+the LPUSH it sends. The same fix as plumbing/cache.py: one client per pool, kept until the channel
 replaces its pool (after a fork or a lost connection), when the next command makes a new one. A
 `redis.Redis` is safe to share between threads: each command takes a connection from the pool.
 
@@ -16,7 +16,7 @@ which no one catches, and the worker exits. Here the channel raises a Redis Conn
 instead: a connection error, which kombu ignores while closing and Celery answers by connecting
 again (the messages stay in Redis's unacknowledged set, restored after the visibility timeout).
 tests/e2e/test_faults.py restarts Redis under load, which reproduced the crash on a busy machine
-(docs/operations.md); tests/config/test_broker.py puts a channel in that state.
+(docs/operations.md); tests/plumbing/test_broker.py puts a channel in that state.
 
 Celery uses it through CELERY_BROKER_TRANSPORT (config/settings.py) in real mode; the embedded
 mode's in-memory broker is untouched. `TaskPublisher`, below, sends the web's task messages.

@@ -1,5 +1,5 @@
 """kombu's Redis transport with one client per connection pool, and the web's task publisher
-(config/broker.py)."""
+(plumbing/broker.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from celery import Celery
 from django.conf import settings
 from django.test import override_settings
 
-from config import broker
 from config.celery import app, publisher
-from config.problems import outage_errors
+from plumbing import broker
+from plumbing.problems import outage_errors
 from tests.e2e.stack import OwnRedis
 from tests.with_services import free_port
 
@@ -153,7 +153,7 @@ def _publisher_on(url: str) -> broker.TaskPublisher:
     """A publisher of its own Celery app, on the Redis at `url`, with this project's transport."""
     own = Celery("own", set_as_current=False, broker=url)
     own.conf.update(
-        broker_transport="config.broker:Transport",
+        broker_transport="plumbing.broker:Transport",
         broker_transport_options={"global_keyprefix": "test:"},
     )
     return broker.TaskPublisher(own)

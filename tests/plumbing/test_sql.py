@@ -1,4 +1,4 @@
-"""The hand-written hot-path statements (config/sql.py) answer as the ORM queries they replace:
+"""The hand-written hot-path statements (plumbing/sql.py) answer as the ORM queries they replace:
 the same rows, the same converted values, on PostgreSQL here and on the embedded SQLite."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from accounts.actors import Actor
 from accounts.models import ApiToken, Domain, Membership, Organization, VerifiedEmail
 from accounts.services import add_member, create_api_token, mark_email_verified
 from billing_tiers.entitlements import tier_for
-from config import sql
 from diagnosis.models import Diagnosis
+from plumbing import sql
 from tests.manage_command import manage
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -53,6 +53,6 @@ class SharedClientRedisCache(RedisCache):
 
     def redis_client(self) -> Any:
         """The shared client of the writing pool, for what Django's cache has no method for
-        (config/ratelimit.py's script); keys still go through `make_key`."""
+        (plumbing/ratelimit.py's script); keys still go through `make_key`."""
         django: Any = self  # Django's private attribute, not in its type stubs
         return django._cache.get_client(write=True)

@@ -1,4 +1,4 @@
-"""The throttles' request logs (config/ratelimit.py): in Redis by one script, or in the cache as
+"""The throttles' request logs (plumbing/ratelimit.py): in Redis by one script, or in the cache as
 DRF keeps them (the embedded mode); both count and refuse alike."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from django.core.cache import caches
 from django.test import override_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from config import ratelimit
-from config.cache import SharedClientRedisCache
-from config.ratelimit import GateRefused, Window
+from plumbing import ratelimit
+from plumbing.cache import SharedClientRedisCache
+from plumbing.ratelimit import GateRefused, Window
 
 LOCAL_MEMORY = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

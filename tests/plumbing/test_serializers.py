@@ -1,4 +1,4 @@
-"""Serializers whose fields are bound once per class (config/serializers.py)."""
+"""Serializers whose fields are bound once per class (plumbing/serializers.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django.core.validators import URLValidator
 from rest_framework import serializers
 
-from config.serializers import FieldsBoundOnce
+from plumbing.serializers import FieldsBoundOnce
 
 
 class Plain(serializers.Serializer):

@@ -1,6 +1,6 @@
-"""config/migration_operations.AddIndexConcurrently on PostgreSQL, in a database of the test's own:
+"""plumbing/migration_operations.AddIndexConcurrently on PostgreSQL, in a database of the test's own:
 built concurrently and valid, undone, and rebuilt over an invalid leftover of a failed build.
-(SQLite's plain CREATE INDEX runs whenever the embedded mode migrates: tests/config/test_sql.py.)"""
+(SQLite's plain CREATE INDEX runs whenever the embedded mode migrates: tests/plumbing/test_sql.py.)"""
 
 from __future__ import annotations
 
