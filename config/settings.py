@@ -350,6 +350,9 @@ SPECTACULAR_SETTINGS = {
         "MemberRoleEnum": "accounts.models.Membership.Role",
         "InvitationRoleEnum": "accounts.serializers.INVITABLE_ROLES",
         "MaskingRuleKindEnum": "accounts.models.MaskingRule.Kind",
+        # two fields named `state`: an alert delivery's and a collective's in a hang's trail
+        "DeliveryStateEnum": "alerts.models.WebhookDelivery.State",
+        "CollectiveStateEnum": "rootcause.result.COLLECTIVE_STATES",
     },
     # Every error response is documented as problem+json (the Problem component).
     "POSTPROCESSING_HOOKS": [

@@ -44,7 +44,7 @@ _SIZE = r"([0-9.]+) ?([KMGT]i?B)"
 # 23.69 GiB of which 1.23 GiB is free ... 20.12 GiB is allocated by PyTorch" (torch >= 2.1)
 _OLD_OOM_RE = re.compile(
     rf"Tried to allocate {_SIZE}[^\n]{{0,80}}?; {_SIZE} total capacity; {_SIZE} already allocated;"
-    rf" {_SIZE} free"
+    rf" {_SIZE} free\b"
 )
 _NEW_OOM_RE = re.compile(
     rf"Tried to allocate {_SIZE}\. GPU \d+ has a total capacity of {_SIZE} of which {_SIZE} is"

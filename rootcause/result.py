@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -94,6 +94,12 @@ class Launch:
     world_size: int | None
 
 
+# A collective's state in a rank's flight recorder (gloo's stay "scheduled": read as pending until
+# the process group's last completed sequence id passes them).
+CollectiveState = Literal["pending", "completed"]
+COLLECTIVE_STATES: tuple[str, ...] = get_args(CollectiveState)
+
+
 @dataclass(frozen=True, kw_only=True)
 class HangCulprit:
     """A rank the hang verdict blames, how sure it is, and on what evidence."""
@@ -111,7 +117,7 @@ class CollectiveSide:
     op: str
     sizes: Annotated[str, Meta(description="The input sizes, as JSON: [[4, 16]].")]
     dtypes: list[str]
-    state: Literal["pending", "completed"]
+    state: CollectiveState
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,7 +155,7 @@ class RankCollective:
     op: str
     sizes: str
     dtypes: list[str]
-    state: Literal["pending", "completed"]
+    state: CollectiveState
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -173,4 +173,5 @@ def test_the_result_fields_are_the_design_names():
         "masking",
         # issue 32: what the log shows of its launch, for commands written for it (additive)
         "launch",
+        "hang",  # issue 30: only for a bundle of per-rank files, absent otherwise
     ]
