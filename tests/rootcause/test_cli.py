@@ -100,13 +100,17 @@ def test_bad_inputs_fail_clearly_and_the_rest_still_runs(runner, tmp_path):
     binary.write_bytes(b"\x00\x01\x02" * 1000)
     broken = tmp_path / "broken.gz"
     broken.write_bytes(b"not gzip at all")
+    # A directory is one job's bundle since issue 30 (test_hangs_verdicts); an empty one is still
+    # refused as a directory.
+    empty = tmp_path / "empty"
+    empty.mkdir()
     result = invoke(
         runner,
         "diagnose",
         str(tmp_path / "missing.log"),
         str(binary),
         str(broken),
-        str(tmp_path),
+        str(empty),
         str(good),
         "--offline",
         "--json",

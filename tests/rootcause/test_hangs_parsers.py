@@ -41,7 +41,7 @@ def test_flight_recorder_pickle_has_stack_frames():
 
 def test_pyspy_text_and_json_give_the_same_main_stack():
     bundle = _bundle("dataloader-worker__0.tar.gz")
-    by_kind = {}
+    by_kind: dict[int | None, list] = {}
     for f in bundle.files:
         if f.kind == "pyspy":
             by_kind.setdefault(f.rank, []).append(f)

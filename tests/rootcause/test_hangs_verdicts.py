@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import rootcause.cli
 from rootcause.hangs import analyse, diagnose_bundle, members, read_bundle
-from rootcause.result import as_json, result_from_json
+from rootcause.result import HangSection, as_json, result_from_json
 
 BUNDLES = Path(__file__).parent / "hang_bundles"
 LABELS = [json.loads(line) for line in (BUNDLES / "labels.jsonl").read_text().splitlines()]
@@ -28,7 +28,7 @@ def test_the_result_carries_the_verdict_as_its_class_and_the_culprit_as_initiati
     assert result.failure is not None
     assert result.failure.slug == "rank-stalled-before-collective"
     assert result.initiating_rank == 3
-    assert result.hang is not None
+    assert isinstance(result.hang, HangSection)
     assert result.hang.verdict == result.failure.slug
     assert result.collateral
     assert result.collateral[0].ranks == [0, 1, 2]

@@ -171,4 +171,5 @@ def test_the_result_fields_are_the_design_names():
         "catalogue_version",
         "remediation",
         "masking",
+        "hang",  # issue 30: only for a bundle of per-rank files, absent otherwise
     ]
