@@ -59,7 +59,7 @@ def diagnose_bundle_path(path: str, engine: Engine) -> FileResult:
     try:
         result = diagnose_bundle(path)
     except BundleError as exc:
-        raise InputError(f"{path}: {exc}") from None
+        raise InputError(str(exc) if str(exc).startswith(path) else f"{path}: {exc}") from None
     return _completed(result, engine, dict(result.masking), path)
 
 

@@ -174,7 +174,12 @@ def members(source: Any, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[str,
     if isinstance(source, (str, Path)):
         path = Path(source)
         if path.is_dir():
-            yield from _members_of_dir(path, _Budget(limits))
+            found = False
+            for member in _members_of_dir(path, _Budget(limits)):
+                found = True
+                yield member
+            if not found:
+                raise BundleError(f"{path}: is a directory with no files in it")
             return
         if not path.is_file():
             raise BundleError(f"{path}: no such file or directory")
