@@ -83,13 +83,13 @@ class TaskPublisher:
         self._lock = threading.Lock()
         self._routes: dict[str, _Route] = {}
 
-    def publish(self, name: str, args: tuple[Any, ...]) -> str:
+    def publish(self, name: str, args: tuple[object, ...]) -> str:
         """Sends task `name` with positional `args`; returns the task id."""
         channel, message, route, task_id = self._prepared(name, args)
         channel.basic_publish(message, exchange="", routing_key=route.queue)
         return task_id
 
-    def message_for(self, name: str, args: tuple[Any, ...]) -> QueuedMessage:
+    def message_for(self, name: str, args: tuple[object, ...]) -> QueuedMessage:
         """What `publish` would push for task `name`, for a caller that sends it itself: the
         queue's Redis key (with the global key prefix) and the encoded message. The web sends it
         in the same round trip as the staged log's new TTL (diagnosis/staging.py).
@@ -108,7 +108,7 @@ class TaskPublisher:
         key, payload = commands.sent[0][1]
         return QueuedMessage(key=f"{channel.global_keyprefix}{key}", payload=payload)
 
-    def _prepared(self, name: str, args: tuple[Any, ...]) -> tuple[Any, Any, _Route, str]:
+    def _prepared(self, name: str, args: tuple[object, ...]) -> tuple[Any, Any, _Route, str]:
         route = self._route(name)
         task_id = uuid()
         headers, properties, body, _ = self.app.amqp.as_task_v2(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -44,7 +45,7 @@ class ApplicationError(Exception):
         self,
         detail: str,
         *,
-        extra: dict[str, Any] | None = None,
+        extra: dict[str, object] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail)
@@ -141,9 +142,9 @@ def _drf_problem(exc: exceptions.APIException, status_code: int) -> tuple[str, s
 
 
 def problem_body(
-    status_code: int, slug: str, title: str, detail: Any, extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": problem_type(slug), "title": title, "status": status_code}
+    status_code: int, slug: str, title: str, detail: object, extra: dict[str, object] | None = None
+) -> dict[str, object]:
+    body: dict[str, object] = {"type": problem_type(slug), "title": title, "status": status_code}
     if isinstance(detail, dict | list):
         # A validation error: a sentence for people, the errors by field for programs.
         body["detail"] = "The request is not valid; `errors` says where."
@@ -157,8 +158,8 @@ def problem_body(
 def problem_response(
     status_code: int,
     title: str,
-    detail: Any,
-    extra: dict[str, Any] | None = None,
+    detail: object,
+    extra: dict[str, object] | None = None,
     *,
     slug: str = "",
 ) -> Response:
@@ -166,7 +167,7 @@ def problem_response(
     return Response(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
 
 
-def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def problem_exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     if isinstance(exc, outage_errors()):
         # Only the type: a driver's message may name hosts and users.
         logger.warning("dependency unavailable: %s", type(exc).__name__)
@@ -211,7 +212,7 @@ def _problem_page(status_code: int, slug: str, title: str, detail: str) -> HttpR
 
 
 @csrf_exempt
-def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+def api_not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """Any path under /api/ that no endpoint matches (a malformed id too), whatever the method."""
     return _problem_page(
         404,
@@ -243,7 +244,7 @@ class OutageMiddleware:
     handler500 (`server_error`), which answers the same. An upload past its deadline
     (config/wsgi.py) is a 408."""
 
-    def __init__(self, get_response: Any) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
@@ -282,6 +283,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
 
+# drf-spectacular's OpenAPI document as nested dicts, edited in place by key: a JSON union would
+# need a cast at every step, and the hook's keyword arguments are spectacular's to choose.
 def problem_responses_hook(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing: every error response of every operation is problem+json
     (the Problem component), and a `default` response says so for statuses not listed."""
