@@ -81,7 +81,7 @@ def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
     return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
 
 
-def _slack_section(text: str) -> dict[str, Any]:
+def _slack_section(text: str) -> dict[str, object]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 

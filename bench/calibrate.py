@@ -20,6 +20,7 @@ import argparse
 import itertools
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -35,13 +36,18 @@ STRENGTHS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
-class Row(TypedDict):
-    """A diagnosed log of calibration_rows.jsonl."""
+class Scored(TypedDict):
+    """What the fit reads of a diagnosed log: its corpus, raw score and whether it was right."""
 
     corpus: str
-    file: str
     score: float
     right: bool
+
+
+class Row(Scored):
+    """A diagnosed log of calibration_rows.jsonl."""
+
+    file: str
 
 
 def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
@@ -73,7 +79,7 @@ def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
     return rows
 
 
-def fit(rows: list[Row], strength: float) -> Calibration:
+def fit(rows: Sequence[Scored], strength: float) -> Calibration:
     bins: list[tuple[float, float, int]] = []  # (mean score, shrunk rate, weight)
     for lo, hi in itertools.pairwise(EDGES):
         inside = [r for r in rows if lo <= r["score"] < hi]
@@ -102,11 +108,11 @@ def fit(rows: list[Row], strength: float) -> Calibration:
     return Calibration(tuple(p[0] for p in points), tuple(p[1] for p in points))
 
 
-def brier(table: Calibration, rows: list[Row]) -> float:
+def brier(table: Calibration, rows: Sequence[Scored]) -> float:
     return sum((table(r["score"]) - r["right"]) ** 2 for r in rows) / max(1, len(rows))
 
 
-def choose_strength(rows: list[Row]) -> float:
+def choose_strength(rows: Sequence[Scored]) -> float:
     corpora = sorted({r["corpus"] for r in rows})
 
     def held_out_error(strength: float) -> float:

@@ -79,6 +79,7 @@ class SpeedRow(TypedDict):
 class CorpusRecord(TypedDict):
     """A line of masking_corpus/corpus.jsonl: a text, the values planted in it, its decoys."""
 
+    id: int
     text: str
     entity: str
     values: list[str]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import http
 import logging
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -45,7 +44,8 @@ class ApplicationError(Exception):
         self,
         detail: str,
         *,
-        extra: dict[str, object] | None = None,
+        # the body's fields beyond RFC 9457's, which callers (and tests) read back by key, nested
+        extra: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail)
@@ -244,7 +244,8 @@ class OutageMiddleware:
     handler500 (`server_error`), which answers the same. An upload past its deadline
     (config/wsgi.py) is a 408."""
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+    # Django's next handler in the chain, called as it is given (tests give one that returns None)
+    def __init__(self, get_response: Any) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:

@@ -53,7 +53,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--note", default="", help="a note for staff, shown in the admin")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         try:
             issued = issue_evaluation_codes(
                 count=options["count"],
