@@ -52,7 +52,7 @@ class Collective:
     pg: str
     seq: int
     op: str
-    sizes: list[Any]
+    sizes: list[object]  # as the dump gives them (lists of ints, often), shown as JSON
     dtypes: list[str]
     completed: bool
     created_ns: int
@@ -220,7 +220,7 @@ def _flight_record(name: str, raw: Any, masking: Masking) -> Parsed | None:
     return Parsed(name, "fr", rank_from_name(name), fr=fr)
 
 
-def _pyspy_json(name: str, raw: list[Any], masking: Masking) -> Parsed:
+def _pyspy_json(name: str, raw: list[object], masking: Masking) -> Parsed:
     value = _mask_tree(raw, masking)
     threads = []
     pid = None
