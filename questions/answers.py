@@ -41,6 +41,7 @@ class Figures(TypedDict):
     first_right: int
     misses: list[dict[str, str]]
 
+
 SECTION_TITLES = {
     "quick_answer": "Quick answer",
     "mechanism": "Mechanism",
