@@ -325,7 +325,7 @@ def problem_responses_hook(result: dict[str, Any], **kwargs: Any) -> dict[str, A
     return result
 
 
-def _problem_schema_of(content: dict[str, Any]) -> dict[str, Any]:
+def _problem_schema_of(content: dict[str, Any]) -> dict[str, Any]:  # spectacular's, as above
     """A problem schema an operation declared itself (a subtype of Problem), or Problem."""
     for media in content.values():
         schema = media.get("schema")

@@ -25,6 +25,7 @@ class DiagnosisQuestion(models.Model):
     question = models.CharField(max_length=1000)
     answer = models.TextField()
     # The sections quoted: [{"slug", "section", "title", "link", "score"}], best first.
+    # django-stubs' JSONField is generic in what it holds; stored JSON, read by its known keys
     citations: models.JSONField[Any] = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True)
 

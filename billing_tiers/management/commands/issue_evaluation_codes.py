@@ -53,6 +53,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--note", default="", help="a note for staff, shown in the admin")
 
+    # Django passes the parsed options as a dict of any values; each is read as argparse made it
     def handle(self, *args: object, **options: Any) -> None:
         try:
             issued = issue_evaluation_codes(
