@@ -23,7 +23,7 @@ class AlertFiltersForm(forms.Form):
         *args: Any,  # Django's form arguments, passed on unchanged
         failures: Iterable[tuple[str, str]] = (),
         categories: Iterable[str] = (),
-        **kwargs: Any,
+        **kwargs: Any,  # as above
     ):
         super().__init__(*args, **kwargs)
         self.fields["failure_slug"].choices = [("", "any"), *failures]  # type: ignore[attr-defined]
