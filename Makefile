@@ -58,8 +58,11 @@ test: install .venv-realruns/.installed
 # tests/conftest.py's needs_services), less the slow fuzz and timing ones, on TEST_PROCESSES.
 # PostgreSQL and Redis point at a closed port, so a test on the wrong side of the rule fails
 # instead of using a service of this machine; a skip fails the run, and so does collecting
-# nothing (pytest's exit status 5).
+# nothing (pytest's exit status 5). PYTHONDONTWRITEBYTECODE is emptied: the environment may set it,
+# and then every process the tests start (the CLI, manage.py, each xdist worker) compiles every
+# module it imports again instead of reading the __pycache__ the first one wrote.
 test-fast: install
+	PYTHONDONTWRITEBYTECODE= \
 	DATABASE_URL=postgres://postgres@127.0.0.1:9/none REDIS_URL=redis://127.0.0.1:9/0 \
 		$(BIN)/pytest -n $(TEST_PROCESSES) -q --without-services -m "not slow" -p no:cacheprovider \
 		$(PYTEST_ARGS)

@@ -57,6 +57,7 @@ class LoginForm(AuthenticationForm):
     """Django's form, with the e-mail as the username (accounts/backends.py)."""
 
     # The arguments are passed on, untouched, as AuthenticationForm declares them.
+    # Django's form arguments, passed on unchanged
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["username"].label = "E-mail"

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -32,6 +32,9 @@ from accounts.models import (
 from plumbing import sql
 from plumbing.problems import ApplicationError
 from rootcause.masking.rules import Rule
+
+if TYPE_CHECKING:
+    from plumbing.sql import SQLValue
 
 VERIFY_EMAIL_SALT = "accounts.verify-email"
 INVITATION_SALT = "accounts.invitation"
@@ -295,7 +298,7 @@ STANDING_ROWS_SQL = (
 _STANDING_FACTS_SQL = f"SELECT tag, value FROM ({STANDING_ROWS_SQL}) facts ORDER BY tag, at, id"  # noqa: S608 - no value in it
 
 
-def standing_rows_params(organization: Organization) -> list[object]:
+def standing_rows_params(organization: Organization) -> list[SQLValue]:
     organization_id = sql.param(Domain, "organization", organization.pk)
     return [organization_id, organization_id, *MANAGER_ROLES]
 
@@ -423,7 +426,7 @@ MASKING_RULE_ROWS_SQL = (
 )
 
 
-def masking_rule_rows_params(organization: Organization) -> list[object]:
+def masking_rule_rows_params(organization: Organization) -> list[SQLValue]:
     return [sql.param(MaskingRule, "organization", organization.pk)]
 
 

@@ -5,8 +5,6 @@ Owners and admins only; on another tier every call is 403 naming the tier that u
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -19,7 +17,7 @@ from alerts.models import DeliveryAttempt, Webhook, WebhookDelivery
 from billing_tiers.selectors import unlocking_label
 
 PROBLEM = OpenApiResponse(description="problem+json")
-ERRORS: dict[int, Any] = {401: PROBLEM, 403: PROBLEM, 404: PROBLEM}
+ERRORS: dict[int, OpenApiResponse] = {401: PROBLEM, 403: PROBLEM, 404: PROBLEM}
 
 
 class WebhookSerializer(serializers.ModelSerializer):
@@ -198,7 +196,7 @@ class EmailAlertSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "created_at"]
         extra_kwargs = WebhookSerializer.Meta.extra_kwargs
 
-    def to_representation(self, instance: Webhook) -> dict[str, Any]:
+    def to_representation(self, instance: Webhook) -> dict[str, object]:
         data = {
             field: getattr(instance, field)
             for field in ("category", "failure_slug", "min_confidence", "first_occurrence_only")

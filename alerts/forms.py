@@ -20,10 +20,10 @@ class AlertFiltersForm(forms.Form):
 
     def __init__(
         self,
-        *args: Any,
+        *args: Any,  # Django's form arguments, passed on unchanged
         failures: Iterable[tuple[str, str]] = (),
         categories: Iterable[str] = (),
-        **kwargs: Any,
+        **kwargs: Any,  # as above
     ):
         super().__init__(*args, **kwargs)
         self.fields["failure_slug"].choices = [("", "any"), *failures]  # type: ignore[attr-defined]
@@ -54,6 +54,7 @@ class EmailAlertForm(AlertFiltersForm):
     )
     field_order = ["recipients"]
 
+    # Django's form arguments, passed on unchanged
     def __init__(self, *args: Any, members: Iterable[tuple[str, str]] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["recipients"].choices = list(members)  # type: ignore[attr-defined]

@@ -82,6 +82,7 @@ class WebhookDelivery(models.Model):
     # Null for a test event.
     diagnosis = models.ForeignKey(Diagnosis, on_delete=models.CASCADE, null=True, blank=True)
     event_type = models.CharField(max_length=32)
+    # django-stubs' JSONField is generic in what it holds; stored JSON, read by its known keys
     payload: models.JSONField[Any] = models.JSONField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)

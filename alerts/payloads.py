@@ -17,15 +17,20 @@ EVENT_DIAGNOSIS_DONE = "diagnosis.done"
 EVENT_TEST = "webhook.test"
 
 
+# An event as delivered and stored (WebhookDelivery.payload): JSON of a known shape read by key,
+# several levels down (data.failure.title), where a JSON union would need a cast at each step.
+Payload = dict[str, Any]
+
+
 def site_link(path: str) -> str:
     return urljoin(settings.SITE_URL.rstrip("/") + "/", path.lstrip("/"))
 
 
-def diagnosis_payload(diagnosis: Diagnosis) -> dict[str, Any]:
+def diagnosis_payload(diagnosis: Diagnosis) -> Payload:
     """The event body: the typed result (masked text only; the fix only if the tier includes it,
     as the result stored it) and the fields a receiver routes on."""
     result = stored_result(diagnosis)
-    data: dict[str, Any] = {"diagnosis_id": str(diagnosis.id), "link": ""}
+    data: dict[str, object] = {"diagnosis_id": str(diagnosis.id), "link": ""}
     data["link"] = site_link(f"/diagnoses/{diagnosis.id}/")
     if result is not None:
         full = as_json(result)
@@ -49,7 +54,7 @@ def _slack_escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
+def slack_message(payload: Payload) -> Payload:
     """The event as a Slack-compatible incoming-webhook message: `text` (one line with the link,
     for notifications and clients without blocks) and `blocks` (the failure as a linked heading,
     the root cause, the initiating rank)."""
@@ -81,11 +86,11 @@ def slack_message(payload: dict[str, Any]) -> dict[str, Any]:
     return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
 
 
-def _slack_section(text: str) -> dict[str, Any]:
+def _slack_section(text: str) -> dict[str, object]:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
-def email_text(payload: dict[str, Any]) -> tuple[str, str]:
+def email_text(payload: Payload) -> tuple[str, str]:
     """The subject and the plain-text body of an alert e-mail: masked text only (the stored
     result), with the link to the result."""
     data = payload.get("data", {})

@@ -26,7 +26,7 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.selectors import require_manager
 from alerts.models import Webhook, WebhookDelivery
-from alerts.payloads import EVENT_DIAGNOSIS_DONE, EVENT_TEST, diagnosis_payload, site_link
+from alerts.payloads import EVENT_DIAGNOSIS_DONE, EVENT_TEST, Payload, diagnosis_payload, site_link
 from alerts.selectors import require_alerts
 from billing_tiers.selectors import entitlements_for_organization
 from diagnosis.models import Diagnosis
@@ -55,6 +55,7 @@ class WebhookFilters:
     payload_format: str = Webhook.Format.STANDARD
 
     @classmethod
+    # a form's cleaned_data or a serializer's validated_data: both dict[str, Any] in the stubs
     def from_data(cls, data: dict[str, Any]) -> WebhookFilters:
         """From a form's cleaned data or a serializer's validated data: what is absent or empty
         filters nothing."""
@@ -123,7 +124,7 @@ def delete_webhook(*, actor: Actor, webhook: Webhook) -> None:
     webhook.delete()
 
 
-def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: dict[str, Any]) -> bool:
+def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: Payload) -> bool:
     failure = payload["data"].get("failure") or {}
     if webhook.failure_slug and webhook.failure_slug != diagnosis.failure_slug:
         return False
@@ -140,7 +141,7 @@ def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: dict[str, Any]) ->
 
 
 # The organisation of a diagnosis, when the caller of enqueue_alerts does not know it.
-_UNKNOWN: Any = object()
+_UNKNOWN: Any = object()  # a sentinel, accepted where an organisation id is expected
 
 
 def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:

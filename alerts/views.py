@@ -4,7 +4,7 @@ their delivery log, test and redeliver."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TypedDict
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -23,7 +23,12 @@ from plumbing.problems import ApplicationError
 ALERTS = "diagnosis-alerts"
 
 
-def _filter_choices() -> dict[str, Any]:
+class FilterChoices(TypedDict):
+    failures: list[tuple[str, str]]
+    categories: list[str]
+
+
+def _filter_choices() -> FilterChoices:
     entries = list(list_entries().values_list("slug", "title", "category"))
     return {
         "failures": [(slug, title) for slug, title, _ in entries],
@@ -42,7 +47,7 @@ def _page(
     webhook_form: WebhookForm | None = None,
     email_form: EmailAlertForm | None = None,
     status: int = 200,
-    **extra: Any,
+    **extra: object,
 ) -> HttpResponse:
     actor = actor_of(request)
     try:

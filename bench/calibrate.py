@@ -20,8 +20,9 @@ import argparse
 import itertools
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
@@ -35,9 +36,23 @@ STRENGTHS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
-def rows_of(name: str, corpus: Path, engine: Engine) -> list[dict[str, Any]]:
+class Scored(TypedDict):
+    """What the fit reads of a diagnosed log: its corpus, raw score and whether it was right."""
+
+    corpus: str
+    score: float
+    right: bool
+
+
+class Row(Scored):
+    """A diagnosed log of calibration_rows.jsonl."""
+
+    file: str
+
+
+def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
     """One row per diagnosed log: its raw evidence score and whether the diagnosis was right."""
-    rows = []
+    rows: list[Row] = []
     for line in (corpus / "labels.jsonl").read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
@@ -64,7 +79,7 @@ def rows_of(name: str, corpus: Path, engine: Engine) -> list[dict[str, Any]]:
     return rows
 
 
-def fit(rows: list[dict[str, Any]], strength: float) -> Calibration:
+def fit(rows: Sequence[Scored], strength: float) -> Calibration:
     bins: list[tuple[float, float, int]] = []  # (mean score, shrunk rate, weight)
     for lo, hi in itertools.pairwise(EDGES):
         inside = [r for r in rows if lo <= r["score"] < hi]
@@ -93,11 +108,11 @@ def fit(rows: list[dict[str, Any]], strength: float) -> Calibration:
     return Calibration(tuple(p[0] for p in points), tuple(p[1] for p in points))
 
 
-def brier(table: Calibration, rows: list[dict[str, Any]]) -> float:
+def brier(table: Calibration, rows: Sequence[Scored]) -> float:
     return sum((table(r["score"]) - r["right"]) ** 2 for r in rows) / max(1, len(rows))
 
 
-def choose_strength(rows: list[dict[str, Any]]) -> float:
+def choose_strength(rows: Sequence[Scored]) -> float:
     corpora = sorted({r["corpus"] for r in rows})
 
     def held_out_error(strength: float) -> float:

@@ -172,7 +172,7 @@ def follow_up_figure(cases_path: Path = QUESTIONS) -> Report:
     from rootcause.catalogue import entry_data, load_entries
 
     cases = json.loads(cases_path.read_text(encoding="utf-8"))
-    return evaluate_questions(cases, [entry_data(entry) for entry in load_entries()])
+    return dict(evaluate_questions(cases, [entry_data(entry) for entry in load_entries()]))
 
 
 def pct(part: int, whole: int) -> str:

@@ -22,7 +22,7 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from rootcause.engine import get_engine
 from rootcause.hangs import analyse, members, read_bundle
@@ -43,13 +43,37 @@ def _drop_dumps(files: list[tuple[str, bytes]], world: int, seed: str) -> list[t
     return [(n, d) for n, d in files if not (_DUMP.search(n) and _rank_of(n) in gone)]
 
 
-def _score(section_verdict: str, culprits: list[int], label: dict[str, Any]) -> tuple[bool, bool]:
+class Label(TypedDict):
+    """A line of a part's labels.jsonl: a bundle's name, world size, verdict and culprit ranks."""
+
+    name: str
+    world: int
+    verdict: str
+    culprits: list[int]
+
+
+class Figures(TypedDict):
+    """evaluate()'s counts for one part (none but `bundles` when the part has no labels)."""
+
+    bundles: int
+    misses: NotRequired[list[str]]
+    verdict: NotRequired[int]
+    culprit: NotRequired[int]
+    verdict_missing: NotRequired[int]
+    culprit_missing: NotRequired[int]
+    logs_verdict: NotRequired[int]
+    logs_culprit: NotRequired[int]
+    healthy: NotRequired[int]
+    healthy_flagged: NotRequired[int]
+
+
+def _score(section_verdict: str, culprits: list[int], label: Label) -> tuple[bool, bool]:
     verdict_ok = section_verdict == label["verdict"]
     culprit_ok = culprits[:1] == label["culprits"][:1] if label["culprits"] else not culprits
     return verdict_ok, culprit_ok
 
 
-def _logs_alone(files: list[tuple[str, bytes]], label: dict[str, Any]) -> tuple[bool, bool]:
+def _logs_alone(files: list[tuple[str, bytes]], label: Label) -> tuple[bool, bool]:
     """Today's engine on the bundle's logs (each rank's file a source, as --merge does)."""
     logs = [
         (n, [d.decode("utf-8", "replace")]) for n, d in files if n.endswith(".log") and d.strip()
@@ -60,12 +84,13 @@ def _logs_alone(files: list[tuple[str, bytes]], label: dict[str, Any]) -> tuple[
     return _score(slug, rank, label)
 
 
-def evaluate(part: str) -> dict[str, Any]:
+def evaluate(part: str) -> Figures:
     labels_path = CORPUS / part / "labels.jsonl"
     if not labels_path.exists():
         return {"bundles": 0}
-    rows = [json.loads(line) for line in labels_path.read_text().splitlines()]
-    out: dict[str, Any] = {"bundles": 0, "misses": []}
+    rows: list[Label] = [json.loads(line) for line in labels_path.read_text().splitlines()]
+    bundles = 0
+    misses: list[str] = []
     counts = dict.fromkeys(
         ("verdict", "culprit", "verdict_missing", "culprit_missing", "logs_verdict",
          "logs_culprit", "healthy", "healthy_flagged"),
@@ -76,7 +101,7 @@ def evaluate(part: str) -> dict[str, Any]:
         if not path.exists():
             continue
         files = list(members(path.read_bytes()))
-        out["bundles"] += 1
+        bundles += 1
         section = analyse(read_bundle(files))
         culprits = [c.rank for c in section.culprits]
         v_ok, c_ok = _score(section.verdict, culprits, label)
@@ -86,7 +111,7 @@ def evaluate(part: str) -> dict[str, Any]:
             counts["healthy"] += 1
             counts["healthy_flagged"] += section.verdict != "none"
         if not (v_ok and c_ok):
-            out["misses"].append(
+            misses.append(
                 f"{label['name']}: {section.verdict} {culprits} (label {label['verdict']} "
                 f"{label['culprits']})"
             )
@@ -98,15 +123,25 @@ def evaluate(part: str) -> dict[str, Any]:
         lv, lc = _logs_alone(files, label)
         counts["logs_verdict"] += lv
         counts["logs_culprit"] += lc
-    out.update(counts)
-    return out
+    return Figures(
+        bundles=bundles,
+        misses=misses,
+        verdict=counts["verdict"],
+        culprit=counts["culprit"],
+        verdict_missing=counts["verdict_missing"],
+        culprit_missing=counts["culprit_missing"],
+        logs_verdict=counts["logs_verdict"],
+        logs_culprit=counts["logs_culprit"],
+        healthy=counts["healthy"],
+        healthy_flagged=counts["healthy_flagged"],
+    )
 
 
 def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} % ({a}/{b})" if b else "n/a"
 
 
-def report_lines(part: str, r: dict[str, Any]) -> list[str]:
+def report_lines(part: str, r: Figures) -> list[str]:
     n = r["bundles"]
     if not n:
         return [f"{part}: no bundles"]

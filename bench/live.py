@@ -57,6 +57,7 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+# a JSON row of mixed figures (digests, sizes, CPU seconds, samples) that main() reads by key
 def run_once(argv: list[str], cpu_file: str, watch_pid: bool) -> dict[str, Any]:
     env = {**os.environ, "LIVE_BENCH_CPU": cpu_file, "OMP_NUM_THREADS": "1"}
     env.pop("ROOTCAUSE_URL", None)

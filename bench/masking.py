@@ -37,9 +37,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from rootcause.masking import Masker
+    from rootcause.masking.patterns import Spec
+    from rootcause.masking.scanner import Candidate
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
@@ -55,6 +60,48 @@ _CAPS: dict[str, tuple[int, float]] = {
     "presidio-default": (1 * _MB, 30.0),
 }
 _CONFIGS = tuple(_CAPS)
+
+
+class SpeedRow(TypedDict):
+    """One measurement of the speed table (a child's JSON line, or a whole-process run)."""
+
+    config: str
+    input_mb: float
+    capped: bool
+    seconds: float
+    mb_per_s: float
+    peak_rss_mb: float
+    setup_rss_mb: NotRequired[float]
+    log_mb: NotRequired[int]
+    whole_process: NotRequired[bool]
+
+
+class CorpusRecord(TypedDict):
+    """A line of masking_corpus/corpus.jsonl: a text, the values planted in it, its decoys."""
+
+    id: int
+    text: str
+    entity: str
+    values: list[str]
+    decoys: list[str]
+
+
+class Scores(TypedDict):
+    found: dict[str, int]
+    planted: dict[str, int]
+    kept: int
+    decoys: int
+    seconds: float
+
+
+class ClusterRecall(TypedDict):
+    planted: Counter[str]
+    found: dict[str, Counter[str]]
+    altered: Counter[str]
+    decoys: int
+    differ: Counter[str]
+
+
 # A planted value every this many bytes of the dense log: PII-dense, as the issue asks.
 _DENSE_EVERY = 3 * 1024
 
@@ -72,8 +119,8 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def _capped_reader(path: str, cap_bytes: int) -> Callable[[], Any]:
-    def read() -> Any:
+def _capped_reader(path: str, cap_bytes: int) -> Callable[[], Iterator[bytes]]:
+    def read() -> Iterator[bytes]:
         with open(path, "rb") as f:
             left = cap_bytes
             while left > 0 and (block := f.read(min(_MB, left))):
@@ -83,7 +130,7 @@ def _capped_reader(path: str, cap_bytes: int) -> Callable[[], Any]:
     return read
 
 
-def _child(config: str, path: str) -> dict[str, Any]:
+def _child(config: str, path: str) -> SpeedRow:
     from rootcause.masking import Masker, iter_line_chunks, mask_log
 
     cap_bytes, cap_seconds = _CAPS[config]
@@ -91,7 +138,7 @@ def _child(config: str, path: str) -> dict[str, Any]:
     if config in ("production", "hyperscan-only", "python-re"):
         # The stage as it runs: two passes (learn, then mask) over 1 MiB line-aligned chunks.
         if config == "python-re":
-            masker: Any = re_masker(b"bench")
+            masker: Masker = re_masker(b"bench")
         else:
             analyzer = None if config == "hyperscan-only" else "auto"
             masker = Masker(secret=b"bench", analyzer=analyzer)
@@ -129,11 +176,11 @@ def _child(config: str, path: str) -> dict[str, Any]:
     }
 
 
-def _re_candidates(buf: bytes, specs: Any) -> list[Any]:
+def _re_candidates(buf: bytes, specs: Iterable[Spec]) -> list[Candidate]:
     """find_candidates with Python's re doing the scan instead of Hyperscan: same patterns."""
     from rootcause.masking import scanner
 
-    found = []
+    found: list[Candidate] = []
     for spec in specs:
         flags = re.MULTILINE if spec.multiline else 0
         flags |= re.IGNORECASE if spec.caseless else 0
@@ -152,7 +199,7 @@ def _compiled(pattern: bytes, flags: int) -> re.Pattern[bytes]:
     return _RE_CACHE[key]
 
 
-def _re_masker_class() -> Any:
+def _re_masker_class() -> type[Masker]:
     from rootcause.masking import Masker
     from rootcause.masking.scanner import LEARNING_SPECS, SPECS
 
@@ -166,17 +213,17 @@ def _re_masker_class() -> Any:
             buf = chunk.encode("utf-8", "surrogatepass")
             self._learn(buf, _re_candidates(buf, LEARNING_SPECS))
 
-        def _find(self, chunk: str, buf: bytes) -> list[Any]:
+        def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
             return _re_candidates(buf, SPECS)
 
     return _ReMasker
 
 
-def re_masker(secret: bytes) -> Any:
+def re_masker(secret: bytes) -> Masker:
     return _re_masker_class()(secret)
 
 
-def _processor(config: str, masker: Any) -> Any:
+def _processor(config: str, masker: Masker) -> Callable[[str], object]:
     from presidio_anonymizer import AnonymizerEngine
     from presidio_anonymizer.entities import OperatorConfig
 
@@ -276,9 +323,9 @@ def _cli_seconds(path: str, light: bool) -> float:
     return time.perf_counter() - start
 
 
-def run(sizes: tuple[int, ...] = (20, 100), log: str = "cluster") -> list[dict[str, Any]]:
+def run(sizes: tuple[int, ...] = (20, 100), log: str = "cluster") -> list[SpeedRow]:
     """Measure every configuration on each dense log size; one subprocess per measurement."""
-    rows: list[dict[str, Any]] = []
+    rows: list[SpeedRow] = []
     root = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="rootcause-bench-") as tmp:
         for size in sizes:
@@ -292,7 +339,7 @@ def run(sizes: tuple[int, ...] = (20, 100), log: str = "cluster") -> list[dict[s
                     cwd=root,
                     env={**os.environ, "OMP_NUM_THREADS": "1"},
                 )
-                row = json.loads(out.stdout.strip().splitlines()[-1])
+                row: SpeedRow = json.loads(out.stdout.strip().splitlines()[-1])
                 row["log_mb"] = size
                 rows.append(row)
             if size == 20:
@@ -315,7 +362,7 @@ def run(sizes: tuple[int, ...] = (20, 100), log: str = "cluster") -> list[dict[s
     return rows
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _table(rows: list[SpeedRow]) -> str:
     lines = [
         f"{'log':>6}  {'configuration':<26} {'input MB':>9} {'MB/s':>8} {'seconds':>8} "
         f"{'peak RSS MB':>12}  note",
@@ -366,12 +413,12 @@ STRUCTURED = frozenset(
 )
 
 
-def load_corpus() -> list[dict[str, Any]]:
+def load_corpus() -> list[CorpusRecord]:
     with CORPUS.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f]
 
 
-def score(records: list[dict[str, Any]], mask: Callable[[str], str]) -> dict[str, Any]:
+def score(records: list[CorpusRecord], mask: Callable[[str], str]) -> Scores:
     """Found/planted per entity type, kept/planted decoys, and the records' masking time."""
     found: Counter[str] = Counter()
     planted: Counter[str] = Counter()
@@ -394,7 +441,7 @@ def score(records: list[dict[str, Any]], mask: Callable[[str], str]) -> dict[str
     }
 
 
-def _ours(analyzer: Any) -> Callable[[str], str]:
+def _ours(analyzer: str | None) -> Callable[[str], str]:
     from rootcause.masking import Masker, mask_log
 
     def mask(text: str) -> str:
@@ -433,7 +480,7 @@ QUALITY_CONFIGS: dict[str, Callable[[], Callable[[str], str]]] = {
 }
 
 
-def quality() -> dict[str, dict[str, Any]]:
+def quality() -> dict[str, Scores]:
     records = load_corpus()
     return {name: score(records, make()) for name, make in QUALITY_CONFIGS.items()}
 
@@ -442,7 +489,7 @@ def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:6.2f} %" if d else "      -"
 
 
-def quality_table(scores: dict[str, dict[str, Any]]) -> str:
+def quality_table(scores: dict[str, Scores]) -> str:
     names = list(scores)
     first = scores[names[0]]
     entities = list(first["planted"])
@@ -469,7 +516,7 @@ def quality_table(scores: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def cluster_recall() -> dict[str, Any]:
+def cluster_recall() -> ClusterRecall:
     """Issue 33's table: per kind of the cluster generator (bench/masking_corpus/cluster.py),
     recall on the light client (the Hyperscan recognizers alone) and on the server (Presidio's
     analyzer as the workers build it), the decoys each altered, and the records where the two
@@ -500,7 +547,7 @@ def cluster_recall() -> dict[str, Any]:
     }
 
 
-def cluster_recall_table(r: dict[str, Any]) -> str:
+def cluster_recall_table(r: ClusterRecall) -> str:
     lines = [
         "| kind | planted | client | server | client ≠ server |",
         "| --- | ---: | ---: | ---: | ---: |",

@@ -15,21 +15,25 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from bench.eval import default_corpora, sealed
 from rootcause.cli.inputs import masked_chunks, raw_pieces
-from rootcause.engine import get_engine
+from rootcause.engine import Engine, get_engine
 from rootcause.masking import iter_line_chunks
+from rootcause.result import DiagnosisResult
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _said(result: Any) -> tuple[str, str | None, Any]:
+# (outcome, failure slug, initiating rank): what a diagnosis said, compared raw and masked
+Said = tuple[str, str | None, int | None]
+
+
+def _said(result: DiagnosisResult) -> Said:
     return (result.outcome, result.failure.slug if result.failure else None, result.initiating_rank)
 
 
-def compare(corpus: Path, engine: Any) -> tuple[int, list[tuple[str, Any, Any]]]:
+def compare(corpus: Path, engine: Engine) -> tuple[int, list[tuple[str, Said, Said]]]:
     """How many logs were compared, and (file, raw, masked) for each that differs."""
     files = [
         json.loads(line)["file"]

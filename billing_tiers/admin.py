@@ -7,7 +7,6 @@ issued by the "Issue codes" page, which shows them once.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -179,7 +178,7 @@ class EvaluationRequestAdmin(admin.ModelAdmin):
             if declined:
                 self.message_user(request, f"Declined {declined}; the requesters were told why.")
             return None
-        context: dict[str, Any] = {
+        context: dict[str, object] = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "title": "Decline evaluation requests",

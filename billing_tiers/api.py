@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -206,7 +205,7 @@ class MeSerializer(accounts_serializers.MeSerializer):
         help_text="Today's diagnosis allowance: the organisation's, or a person's with none yet.",
     )
 
-    def to_representation(self, instance: Actor) -> dict[str, Any]:
+    def to_representation(self, instance: Actor) -> dict[str, object]:
         body = super().to_representation(instance)
         body["quota"] = QuotaSerializer(selectors.quota_status(instance)).data
         return body

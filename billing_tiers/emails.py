@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -12,7 +11,7 @@ from django.template.loader import render_to_string
 from billing_tiers.models import Evaluation, EvaluationRequest
 
 
-def _send(template: str, context: dict[str, Any], recipients: Iterable[str]) -> int:
+def _send(template: str, context: dict[str, object], recipients: Iterable[str]) -> int:
     to = sorted({address for address in recipients if address})
     if not to:
         return 0

@@ -20,7 +20,7 @@ class BillingError(ApplicationError):
         self,
         detail: str,
         *,
-        extra: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,  # as ProblemError's: read back by key, nested
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail, extra={"error": self.error, **(extra or {})}, headers=headers)

@@ -6,7 +6,7 @@ import math
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -27,6 +27,9 @@ from billing_tiers.entitlements import (
 from billing_tiers.models import Evaluation, EvaluationRequest, QuotaCharge, QuotaUsage
 from billing_tiers.tiers import evaluation_tier, shortest_history_days, unlocking_label
 from plumbing import sql
+
+if TYPE_CHECKING:
+    from plumbing.sql import SQLValue
 
 __all__ = [
     "QUOTA_USED_SQL",
@@ -111,7 +114,7 @@ QUOTA_USED_SQL = (
 )
 
 
-def quota_used_params(subject: str, day: date) -> list[Any]:
+def quota_used_params(subject: str, day: date) -> list[SQLValue]:
     return [subject, sql.param(QuotaUsage, "day", day)]
 
 

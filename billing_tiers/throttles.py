@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
@@ -21,7 +22,7 @@ class RedeemPerUserThrottle(SimpleRateThrottle):
     def get_rate(self) -> str:
         return f"{settings.EVALUATION_REDEEM_PER_HOUR_USER}/hour"
 
-    def get_cache_key(self, request: Any, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         actor = actor_of(request)
         if actor.token is not None:
             ident = f"token-{actor.token.pk}"
@@ -38,7 +39,7 @@ class RedeemPerAddressThrottle(SimpleRateThrottle):
     def get_rate(self) -> str:
         return f"{settings.EVALUATION_REDEEM_PER_HOUR_ADDRESS}/hour"
 
-    def get_cache_key(self, request: Any, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         ident = anonymous_subject(client_address(getattr(request, "_request", request)))
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
@@ -46,6 +47,7 @@ class RedeemPerAddressThrottle(SimpleRateThrottle):
 REDEEM_THROTTLES = (RedeemPerUserThrottle, RedeemPerAddressThrottle)
 
 
+# a page's HttpRequest handed to DRF's throttles, which read only what it shares with a Request
 def redeem_attempt_wait(request: Any) -> float | None:
     """For the page: counts an attempt and returns None, or the seconds to wait when refused."""
     waits, view = [], APIView()

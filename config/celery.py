@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from celery import Celery, Task, signals
 from django import db
@@ -31,7 +30,7 @@ app.conf.update(CELERY_DB_REUSE_MAX=DB_REUSE_MAX)
 
 @signals.task_prerun.connect
 @signals.task_postrun.connect
-def close_unusable_or_obsolete_connections(sender: Task | None = None, **kwargs: Any) -> None:
+def close_unusable_or_obsolete_connections(sender: Task | None = None, **kwargs: object) -> None:
     """What Django does at the start and end of each request, at the start and end of each task.
     Not for a task run eagerly (the embedded mode): it runs inside the caller's request."""
     if sender is None or getattr(sender.request, "is_eager", False):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import redis
 from django.conf import settings
@@ -21,14 +20,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
-def _check_database() -> dict[str, Any]:
+def _check_database() -> dict[str, object]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         cursor.fetchone()
     return {"ok": True, "vendor": connection.vendor}
 
 
-def _check_redis() -> dict[str, Any]:
+def _check_redis() -> dict[str, object]:
     if not settings.REDIS_URL:
         return {"ok": True, "mode": "embedded (no REDIS_URL)"}
     client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
@@ -39,7 +38,7 @@ def _check_redis() -> dict[str, Any]:
     return {"ok": True}
 
 
-def _check_workers() -> dict[str, Any]:
+def _check_workers() -> dict[str, object]:
     if celery_app.conf.task_always_eager:
         return {"ok": True, "mode": "eager (tasks run in the web process)"}
     replies = celery_app.control.ping(timeout=1.0) or []
@@ -48,7 +47,7 @@ def _check_workers() -> dict[str, Any]:
 
 def readyz(request: HttpRequest) -> JsonResponse:
     """Ready when the database and Redis answer and, in real mode, a worker answers a ping."""
-    checks: dict[str, dict[str, Any]] = {}
+    checks: dict[str, dict[str, object]] = {}
     for name, check in (
         ("database", _check_database),
         ("redis", _check_redis),

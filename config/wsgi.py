@@ -13,27 +13,29 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, BinaryIO, TypeVar
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-StartResponse = Callable[..., Any]
+T = TypeVar("T")
+# PEP 3333's start_response(status, headers, exc_info=None), whose result is never used here
+StartResponse = Callable[..., object]
 
 
 class DeadlineInput:
     """``wsgi.input`` whose reads fail with UploadTimeout past the deadline or the idle time."""
 
     def __init__(
-        self, stream: Any, sock: socket.socket | None, deadline: float, idle: float
+        self, stream: BinaryIO, sock: socket.socket | None, deadline: float, idle: float
     ) -> None:
         self.stream = stream
         self.sock = sock
         self.deadline = deadline
         self.idle = idle
 
-    def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, method: Callable[[int], T], size: int) -> T:
         from plumbing.problems import UploadTimeout
 
         remaining = self.deadline - time.monotonic()
@@ -42,7 +44,7 @@ class DeadlineInput:
         if self.sock is not None:
             self.sock.settimeout(min(self.idle, remaining))
         try:
-            return method(*args)
+            return method(size)
         except TimeoutError:
             raise UploadTimeout(_late_message()) from None
 
@@ -74,6 +76,7 @@ def _late_message() -> str:
 
 
 def with_upload_deadline(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    # PEP 3333's environ: values of every kind, read by key (the input stream, the socket)
     def wrapped(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         from django.conf import settings
 

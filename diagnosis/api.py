@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 from urllib.parse import unquote
 
 from django.conf import settings
@@ -138,7 +138,7 @@ def _split_labels(values: Iterable[str]) -> list[str]:
 def _upload_of(request: Request) -> _Upload:
     """The log and its metadata from whichever form the request uses; metadata headers first,
     then the form's or JSON document's fields over them."""
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     for name, (header, _) in METADATA_HEADERS.items():
         value = request.headers.get(header)
         if value is not None:
@@ -207,7 +207,7 @@ class QuotaHeadersApiView(APIView):
     quota_known: QuotaStatus | None = None
 
     def finalize_response(
-        self, request: Request, response: Response, *args: Any, **kwargs: Any
+        self, request: Request, response: Response, *args: object, **kwargs: object
     ) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)
         # A failed authentication (401) has no caller whose quota we could tell.
@@ -234,7 +234,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
             return [SubmissionsPerAddress(), SubmissionsPerOrganization()]
         return super().get_throttles()
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+    def initial(self, request: Request, *args: object, **kwargs: object) -> None:
         if request.method == "POST":
             # A valid token's check of its address' failures is made below, with the burst
             # limits; a wrong token is still checked before it counts (accounts/throttles.py).

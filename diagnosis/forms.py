@@ -42,6 +42,7 @@ class HistoryFilterForm(forms.Form):
         label="Before", required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
 
+    # Django's form arguments, passed on unchanged
     def __init__(self, *args: Any, failures: Iterable[tuple[str, str]] = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["failure"].choices = [("", "any"), *failures]  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ import gzip
 import zlib
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import Any, Protocol
+from typing import Protocol
 
 from django.http import HttpRequest
 
@@ -59,7 +59,7 @@ def body_chunks(request: HttpRequest, size: int = READ_SIZE) -> Iterator[bytes]:
         )
 
 
-def _new_member() -> Any:
+def _new_member() -> zlib._Decompress:
     return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
 
 

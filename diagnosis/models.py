@@ -67,7 +67,7 @@ class Diagnosis(models.Model):
     job = models.CharField(max_length=200, blank=True)
     run_url = models.CharField(max_length=500, blank=True)
     commit = models.CharField(max_length=100, blank=True)
-    labels: models.JSONField[Any] = models.JSONField(default=list, blank=True)
+    labels: models.JSONField[list[str]] = models.JSONField(default=list, blank=True)
 
     # The choices are the stage table's statuses, read through a callable: a new stage's row
     # changes them without a migration.
@@ -84,8 +84,9 @@ class Diagnosis(models.Model):
     # Looked up within an organisation only (the recurrence's index): no index of its own, which
     # every write of the row (a submission, then each stage's claim and completion) would update.
     failure_slug = models.SlugField(max_length=100, blank=True, db_index=False)
+    # django-stubs' JSONField is generic in what it holds; stored JSON, read by its known keys
     result: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
-    masking_counts: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
+    masking_counts: models.JSONField[dict[str, int]] = models.JSONField(default=dict, blank=True)
     catalogue_version = models.CharField(max_length=32, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)

@@ -14,6 +14,7 @@ from django.core.validators import URLValidator
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.utils import Direction
 from rest_framework import serializers
 
 from diagnosis import selectors
@@ -85,7 +86,7 @@ class DiagnosisSerializer(FieldsBoundOnce):
         ),
     )
 
-    def to_representation(self, instance: Diagnosis) -> dict[str, Any]:
+    def to_representation(self, instance: Diagnosis) -> dict[str, object]:
         body = dict(super().to_representation(instance))
         if instance.status != Diagnosis.Status.FAILED:
             del body["failure_reason"]
@@ -202,6 +203,7 @@ class HistoryFilterSerializer(serializers.Serializer):
         return HistoryFilters(**self.validated_data)
 
 
+# A JSON Schema (any of its nodes) walked by key, as msgspec gives it and spectacular takes it.
 def _openapi_30(schema: Any) -> Any:
     """A JSON Schema from msgspec in the dialect of OpenAPI 3.0, which has no "null" type: an
     optional value (`anyOf` with null) becomes `nullable`. A reference with siblings (a
@@ -233,7 +235,8 @@ class DiagnosisSerializerSchema(OpenApiSerializerExtension):
 
     target_class = DiagnosisSerializer
 
-    def map_serializer(self, auto_schema: AutoSchema, direction: Any) -> dict[str, Any]:
+    # spectacular's component schema: nested dicts edited in place by key
+    def map_serializer(self, auto_schema: AutoSchema, direction: Direction) -> dict[str, Any]:
         schema: dict[str, Any] = super().map_serializer(auto_schema, direction)
         _, components = msgspec.json.schema_components(
             [DiagnosisResult], ref_template="#/components/schemas/{name}"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.views import APIView
 
 from accounts.actors import actor_of, client_address
 from plumbing import ratelimit
@@ -38,7 +38,7 @@ class SubmissionsPerAddress(_SettingsRateThrottle):
     scope = "submissions-address"
     setting = "THROTTLE_SUBMISSIONS_PER_ADDRESS"
 
-    def get_cache_key(self, request: Request, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
 
 
@@ -48,14 +48,14 @@ class SubmissionsPerOrganization(_SettingsRateThrottle):
     scope = "submissions-organization"
     setting = "THROTTLE_SUBMISSIONS_PER_ORGANIZATION"
 
-    def get_cache_key(self, request: Request, view: Any) -> str | None:
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
         organization = actor_of(request).organization
         if organization is None:
             return None  # a visitor: the per-address limit and the anonymous quota apply
         return self.cache_format % {"scope": self.scope, "ident": organization.pk}
 
 
-def window_of(throttle: SimpleRateThrottle, request: Request, view: Any) -> Window | None:
+def window_of(throttle: SimpleRateThrottle, request: Request, view: APIView) -> Window | None:
     """The log `throttle` keeps for `request` (plumbing/ratelimit.py); None if it has no rate or
     does not apply to the request (a visitor has no organisation)."""
     if throttle.rate is None:
@@ -72,7 +72,7 @@ def window_of(throttle: SimpleRateThrottle, request: Request, view: Any) -> Wind
 def throttle_waits(
     throttles: Sequence[SimpleRateThrottle],
     request: Request,
-    view: Any,
+    view: APIView,
     *,
     gate: SimpleRateThrottle | None = None,
 ) -> list[float | None]:

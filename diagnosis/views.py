@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -51,7 +50,7 @@ def _sample_text(name: str) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
-def paste_context(request: HttpRequest) -> dict[str, Any]:
+def paste_context(request: HttpRequest) -> dict[str, object]:
     """What the paste box shows beside it: today's allowance, the tier that would raise it, and
     how long results are kept (the numbers from settings)."""
     actor = actor_of(request)
@@ -124,7 +123,7 @@ def history(request: HttpRequest) -> HttpResponse:
         )
     except NotFound:
         raise Http404("No such page of the history.") from None
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         "diagnoses": page,
         "form": form,
         "older": _relative(paginator.get_next_link()),

@@ -29,26 +29,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from kombu import serialization
+from kombu import Connection, serialization
 from kombu.entity import maybe_delivery_mode
 from kombu.transport import redis as kombu_redis
 from kombu.utils.uuid import uuid
 
 
 class Channel(kombu_redis.Channel):
-    _shared_client: Any = None
+    _shared_client: redis.Redis | None = None
 
-    def _connparams(self, asynchronous: bool = False) -> Any:
+    def _connparams(self, asynchronous: bool = False) -> dict[str, object]:
         transport = self.connection
         if transport is None or transport.client is None:
             raise redis.ConnectionError("the broker connection was closed")
         kombu: Any = super()  # a private method, not in kombu's type stubs
-        return kombu._connparams(asynchronous=asynchronous)
+        params: dict[str, object] = kombu._connparams(asynchronous=asynchronous)
+        return params
 
-    def _create_client(self, asynchronous: bool = False) -> Any:
+    def _create_client(self, asynchronous: bool = False) -> redis.Redis:
         kombu: Any = super()  # a private method, not in kombu's type stubs
         if asynchronous:  # the polling loop's own client, which kombu already keeps
-            return kombu._create_client(asynchronous=True)
+            own: redis.Redis = kombu._create_client(asynchronous=True)
+            return own
         client = self._shared_client
         if client is None or client.connection_pool is not self.pool:
             client = self._shared_client = kombu._create_client()
@@ -76,20 +78,24 @@ class TaskPublisher:
     its shared client, which is safe to use from every thread.
     """
 
+    # Celery's app: its amqp helpers are used with arguments its stubs type more narrowly than
+    # Celery accepts (time limits as floats, ignore_result None), so it is used untyped.
     def __init__(self, app: Any) -> None:
         self.app = app
-        self._connection: Any = None
+        self._connection: Connection | None = None
+        # kombu's Redis channel: its prepare_message, basic_publish's batch hook and key prefix are
+        # not in kombu's stubs (StdChannel), so it is used untyped here.
         self._channel: Any = None
         self._lock = threading.Lock()
         self._routes: dict[str, _Route] = {}
 
-    def publish(self, name: str, args: tuple[Any, ...]) -> str:
+    def publish(self, name: str, args: tuple[object, ...]) -> str:
         """Sends task `name` with positional `args`; returns the task id."""
         channel, message, route, task_id = self._prepared(name, args)
         channel.basic_publish(message, exchange="", routing_key=route.queue)
         return task_id
 
-    def message_for(self, name: str, args: tuple[Any, ...]) -> QueuedMessage:
+    def message_for(self, name: str, args: tuple[object, ...]) -> QueuedMessage:
         """What `publish` would push for task `name`, for a caller that sends it itself: the
         queue's Redis key (with the global key prefix) and the encoded message. The web sends it
         in the same round trip as the staged log's new TTL (diagnosis/staging.py).
@@ -108,7 +114,9 @@ class TaskPublisher:
         key, payload = commands.sent[0][1]
         return QueuedMessage(key=f"{channel.global_keyprefix}{key}", payload=payload)
 
-    def _prepared(self, name: str, args: tuple[Any, ...]) -> tuple[Any, Any, _Route, str]:
+    def _prepared(
+        self, name: str, args: tuple[object, ...]
+    ) -> tuple[Any, dict[str, object], _Route, str]:  # the channel, as above
         route = self._route(name)
         task_id = uuid()
         headers, properties, body, _ = self.app.amqp.as_task_v2(
@@ -132,7 +140,7 @@ class TaskPublisher:
         )
         return channel, message, route, task_id
 
-    def _channel_for_publishing(self) -> Any:
+    def _channel_for_publishing(self) -> Any:  # kombu's Redis channel, as above
         channel = self._channel
         if channel is None:
             with self._lock:
@@ -167,9 +175,10 @@ class _Commands:
     would send instead of sending them."""
 
     def __init__(self) -> None:
+        # the Redis commands as kombu's channel gives them: LPUSH's key and JSON text
         self.sent: list[tuple[str, tuple[Any, ...]]] = []
 
-    def add(self, name: str, *args: Any) -> None:
+    def add(self, name: str, *args: Any) -> None:  # as above
         self.sent.append((name, args))
 
 
@@ -186,7 +195,7 @@ class _Route:
     ignore_result: bool | None
 
     @classmethod
-    def of(cls, app: Any, name: str) -> _Route:
+    def of(cls, app: Any, name: str) -> _Route:  # Celery's app, as TaskPublisher's
         task = app.tasks.get(name)
         options = {}
         if task is not None:

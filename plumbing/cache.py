@@ -10,17 +10,20 @@ is safe to share between threads: each command takes a connection from the pool.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
+import redis
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 
 class _SharedClientCacheClient(RedisCacheClient):
+    # Django's constructor's arguments, passed on unchanged
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._clients: dict[int, Any] = {}
+        self._clients: dict[int, redis.Redis] = {}
 
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+    def get_client(self, key: object = None, *, write: bool = False) -> redis.Redis:
         django: Any = self  # the private helpers below are Django's, not in its type stubs
         index = django._get_connection_pool_index(write)
         client = self._clients.get(index)
@@ -31,7 +34,9 @@ class _SharedClientCacheClient(RedisCacheClient):
             )
         return client
 
-    def set_many(self, data: Mapping[Any, Any], timeout: Any) -> None:
+    def set_many(
+        self, data: Mapping[str | bytes | memoryview, object], timeout: int | timedelta | None
+    ) -> None:
         """Every submission writes its two throttle histories with this. Django's sends an MSET,
         an EXPIRE for each key and a MULTI and EXEC around them: five commands and replies for
         two keys. Here each key is one SET with its expiry (atomic on its own, as a throttle's
@@ -39,7 +44,7 @@ class _SharedClientCacheClient(RedisCacheClient):
         if timeout == 0:
             self.delete_many(list(data))
             return
-        django: Any = self
+        django: Any = self  # its serializer, as above
         pipeline = self.get_client(write=True).pipeline(transaction=False)
         for key, value in data.items():
             pipeline.set(key, django._serializer.dumps(value), ex=timeout)
@@ -47,12 +52,13 @@ class _SharedClientCacheClient(RedisCacheClient):
 
 
 class SharedClientRedisCache(RedisCache):
-    def __init__(self, server: str, params: dict[str, Any]) -> None:
+    def __init__(self, server: str, params: dict[str, object]) -> None:
         super().__init__(server, params)
         self._class = _SharedClientCacheClient
 
-    def redis_client(self) -> Any:
+    def redis_client(self) -> redis.Redis:
         """The shared client of the writing pool, for what Django's cache has no method for
         (plumbing/ratelimit.py's script); keys still go through `make_key`."""
         django: Any = self  # Django's private attribute, not in its type stubs
-        return django._cache.get_client(write=True)
+        client: redis.Redis = django._cache.get_client(write=True)
+        return client

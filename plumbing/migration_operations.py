@@ -10,15 +10,19 @@ nothing else (a failed concurrent build leaves an invalid index, which a rerun d
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.postgres.operations import AddIndexConcurrently as PostgresAddIndexConcurrently
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.operations import AddIndex
+from django.db.migrations.state import ProjectState
 
 
 class AddIndexConcurrently(PostgresAddIndexConcurrently):
     def database_forwards(
-        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
     ) -> None:
         if schema_editor.connection.vendor == "postgresql":
             self._drop_invalid(app_label, schema_editor, to_state)
@@ -27,14 +31,20 @@ class AddIndexConcurrently(PostgresAddIndexConcurrently):
             AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
 
     def database_backwards(
-        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
     ) -> None:
         if schema_editor.connection.vendor == "postgresql":
             super().database_backwards(app_label, schema_editor, from_state, to_state)
         else:
             AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
 
-    def _drop_invalid(self, app_label: str, schema_editor: Any, to_state: Any) -> None:
+    def _drop_invalid(
+        self, app_label: str, schema_editor: BaseDatabaseSchemaEditor, to_state: ProjectState
+    ) -> None:
         """A concurrent build that failed (or was interrupted) leaves the index behind, marked
         invalid: dropped here so that running the migration again builds it."""
         model = to_state.apps.get_model(app_label, self.model_name)

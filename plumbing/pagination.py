@@ -8,12 +8,18 @@ and `page_size` above the maximum are capped to it, as DRF documents `max_limit`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import Model, QuerySet
 from rest_framework import pagination
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import Cursor
 from rest_framework.request import Request
+from rest_framework.views import APIView
+
+M = TypeVar("M", bound=Model)
+R = TypeVar("R")
 
 MAX_PAGE_SIZE = 100
 # OFFSET past this is no page anyone reads, and 32-bit signed is what every backend takes.
@@ -66,7 +72,9 @@ class CursorPagination(pagination.CursorPagination):
         )
         return min(size, self.max_page_size)
 
-    def paginate_queryset(self, queryset: Any, request: Request, view: Any = None) -> Any:
+    def paginate_queryset(
+        self, queryset: QuerySet[M, R], request: Request, view: APIView | None = None
+    ) -> list[R] | None:
         # A cursor we could decode but whose position is no value of the ordering field
         # (base64 of "p=2021") fails in the ORM's filter: still the caller's error.
         try:
@@ -75,7 +83,7 @@ class CursorPagination(pagination.CursorPagination):
             problem = {self.cursor_query_param: ["Not a cursor from this API."]}
             raise ValidationError(problem) from None
 
-    def decode_cursor(self, request: Request) -> Any:
+    def decode_cursor(self, request: Request) -> Cursor | None:
         # A cursor that is not one we issued is a bad request, not a missing page (DRF: 404).
         try:
             return super().decode_cursor(request)

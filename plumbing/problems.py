@@ -44,6 +44,7 @@ class ApplicationError(Exception):
         self,
         detail: str,
         *,
+        # the body's fields beyond RFC 9457's, which callers (and tests) read back by key, nested
         extra: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
@@ -141,9 +142,9 @@ def _drf_problem(exc: exceptions.APIException, status_code: int) -> tuple[str, s
 
 
 def problem_body(
-    status_code: int, slug: str, title: str, detail: Any, extra: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": problem_type(slug), "title": title, "status": status_code}
+    status_code: int, slug: str, title: str, detail: object, extra: dict[str, object] | None = None
+) -> dict[str, object]:
+    body: dict[str, object] = {"type": problem_type(slug), "title": title, "status": status_code}
     if isinstance(detail, dict | list):
         # A validation error: a sentence for people, the errors by field for programs.
         body["detail"] = "The request is not valid; `errors` says where."
@@ -157,8 +158,8 @@ def problem_body(
 def problem_response(
     status_code: int,
     title: str,
-    detail: Any,
-    extra: dict[str, Any] | None = None,
+    detail: object,
+    extra: dict[str, object] | None = None,
     *,
     slug: str = "",
 ) -> Response:
@@ -166,7 +167,7 @@ def problem_response(
     return Response(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
 
 
-def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def problem_exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     if isinstance(exc, outage_errors()):
         # Only the type: a driver's message may name hosts and users.
         logger.warning("dependency unavailable: %s", type(exc).__name__)
@@ -211,7 +212,7 @@ def _problem_page(status_code: int, slug: str, title: str, detail: str) -> HttpR
 
 
 @csrf_exempt
-def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+def api_not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """Any path under /api/ that no endpoint matches (a malformed id too), whatever the method."""
     return _problem_page(
         404,
@@ -243,6 +244,7 @@ class OutageMiddleware:
     handler500 (`server_error`), which answers the same. An upload past its deadline
     (config/wsgi.py) is a 408."""
 
+    # Django's next handler in the chain, called as it is given (tests give one that returns None)
     def __init__(self, get_response: Any) -> None:
         self.get_response = get_response
 
@@ -282,6 +284,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
 
+# drf-spectacular's OpenAPI document as nested dicts, edited in place by key: a JSON union would
+# need a cast at every step, and the hook's keyword arguments are spectacular's to choose.
 def problem_responses_hook(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing: every error response of every operation is problem+json
     (the Problem component), and a `default` response says so for statuses not listed."""
@@ -321,7 +325,7 @@ def problem_responses_hook(result: dict[str, Any], **kwargs: Any) -> dict[str, A
     return result
 
 
-def _problem_schema_of(content: dict[str, Any]) -> dict[str, Any]:
+def _problem_schema_of(content: dict[str, Any]) -> dict[str, Any]:  # spectacular's, as above
     """A problem schema an operation declared itself (a subtype of Problem), or Problem."""
     for media in content.values():
         schema = media.get("schema")

@@ -20,9 +20,11 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
+import redis
 from django.core.cache import caches
+from django.core.cache.backends.base import BaseCache
+from redis.commands.core import Script
 
 from plumbing.cache import SharedClientRedisCache
 
@@ -123,7 +125,7 @@ def redis_key(default: SharedClientRedisCache, key: str) -> str:
 
 
 @cache
-def _script(client: Any) -> Any:
+def _script(client: redis.Redis) -> Script:
     return client.register_script(_COUNT)
 
 
@@ -131,7 +133,7 @@ def _count_in_redis(
     default: SharedClientRedisCache, windows: list[Window], now: float, *, gated: bool
 ) -> list[Seen]:
     """Every log as the script found it; for a full gate, the gate's alone (nothing counted)."""
-    args: list[Any] = [repr(now), uuid.uuid4().hex, 1 if gated else 0]
+    args: list[str | int | float] = [repr(now), uuid.uuid4().hex, 1 if gated else 0]
     for window in windows:
         args += [-1 if window.limit is None else window.limit, window.seconds]
     keys = [redis_key(default, window.key) for window in windows]
@@ -145,7 +147,9 @@ def _seen(count: int, oldest: bytes | str) -> Seen:
     return Seen(int(count), float(oldest) if oldest else None)
 
 
-def _count_in_cache(default: Any, windows: list[Window], now: float, *, gated: bool) -> list[Seen]:
+def _count_in_cache(
+    default: BaseCache, windows: list[Window], now: float, *, gated: bool
+) -> list[Seen]:
     """DRF's way, for every log in one `get_many` and one `set_many`: each log is the list of
     its times, newest first, trimmed to its window when read, kept for the longest window.
     The gate (the first window, when `gated`) is only read; when it is full, nothing is counted

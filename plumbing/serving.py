@@ -35,11 +35,17 @@ def header_timeout() -> float:
     return seconds
 
 
+# gunicorn's gthread connection (TConn) and parsed request: this module adds attributes of its own
+# to them (header_deadline, a wrapped init and parser chunk), so they are read loosely, by name.
+Conn = Any
+GunicornRequest = Any
+
+
 class HeaderTimeout(Exception):
     """The request line and headers did not arrive in time."""
 
 
-def _bounded(conn: Any) -> None:
+def _bounded(conn: Conn) -> None:
     """Make the parser's socket reads of `conn` respect conn.header_deadline while it is set."""
     unreader = getattr(getattr(conn, "parser", None), "unreader", None)
     if unreader is None or getattr(unreader, "_rootcause_bounded", False):
@@ -68,7 +74,7 @@ def _bounded(conn: Any) -> None:
 class DeadlineThreadWorker(ThreadWorker):
     header_seconds = header_timeout()
 
-    def handle(self, conn: Any) -> Any:
+    def handle(self, conn: Conn) -> object:
         # The clock starts when this request's first bytes are read, not while the connection
         # sat idle in the poller (that is the keepalive timeout's business).
         conn.header_deadline = time.monotonic() + self.header_seconds
@@ -87,13 +93,15 @@ class DeadlineThreadWorker(ThreadWorker):
         _bounded(conn)  # a kept-alive connection already has its parser
         return super().handle(conn)
 
-    def handle_request(self, req: Any, conn: Any) -> Any:
+    def handle_request(self, req: GunicornRequest, conn: Conn) -> object:
         # The headers are in: from here on the body's own deadline applies (config/wsgi.py).
         conn.header_deadline = None
         conn.sock.settimeout(None)
         return super().handle_request(req, conn)
 
-    def handle_error(self, req: Any, client: socket.socket, addr: Any, exc: BaseException) -> None:
+    def handle_error(
+        self, req: GunicornRequest, client: socket.socket, addr: object, exc: BaseException
+    ) -> None:
         if not isinstance(exc, HeaderTimeout):
             super().handle_error(req, client, addr, exc)
             return

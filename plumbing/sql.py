@@ -13,15 +13,22 @@ datetimes and UUIDs), so callers get what the ORM would give. Everything else st
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
+from django.db.models.expressions import Col
+
+if TYPE_CHECKING:
+    # django-stubs' name for a value a cursor takes as a parameter (None, numbers, text, dates…)
+    from django.db.backends.utils import _SQLType as SQLValue
 
 M = TypeVar("M", bound=Model)
+# SQLCompiler.get_converters' kind: (value, expression, connection) -> value
+Converter = Callable[[object, Col, BaseDatabaseWrapper], object]
 
 
 def columns(model: type[Model], alias: str) -> str:
@@ -30,7 +37,7 @@ def columns(model: type[Model], alias: str) -> str:
     return ", ".join(f"{alias}.{quote(field.column)}" for field in _fields(model))
 
 
-def param(model: type[Model], field_name: str, value: Any) -> Any:
+def param(model: type[Model], field_name: str, value: object) -> SQLValue:
     """`value` as the database takes it for that field (a UUID as SQLite's text, a datetime in
     UTC as SQLite's string): the conversion the ORM makes of a filter's value."""
     field = model._meta.get_field(field_name)
@@ -38,13 +45,15 @@ def param(model: type[Model], field_name: str, value: Any) -> Any:
     return field.get_db_prep_value(value, connection, prepared=False)
 
 
-def fetch_all(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+# A row's values are whatever the driver returns for each column: the caller, which wrote the
+# SELECT list, unpacks them into the types it knows.
+def fetch_all(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
-def instance(model: type[M], values: Sequence[Any]) -> M:
+def instance(model: type[M], values: Sequence[object]) -> M:
     """A model instance from the values of `columns(model, …)` in a row, as the ORM loads one."""
     db = _thread_connection()
     converted = []
@@ -64,7 +73,7 @@ def insert(instance: Model) -> None:
     saved(instance)
 
 
-def insert_values(instance: Model) -> list[Any]:
+def insert_values(instance: Model) -> list[SQLValue]:
     """A new instance's values for its INSERT (`insert`'s, `insert_selecting`'s), in field order."""
     db = _thread_connection()
     return [
@@ -99,6 +108,7 @@ def insert_selecting(model: type[Model], source: str) -> str:
     return f"{_insert_into(model)} SELECT {casts} FROM {source}"  # noqa: S608 - names only
 
 
+# django-stubs' Field is generic in the types it sets and gets; any field will do here.
 def _cast_type(field: Field[Any, Any]) -> str:
     db_type = field.cast_db_type(connection)  # type: ignore[attr-defined]  # not in the stubs
     if db_type is None:
@@ -120,7 +130,7 @@ def _insert_into(model: type[Model]) -> str:
 
 
 @cache
-def _fields(model: type[Model]) -> tuple[Field[Any, Any], ...]:
+def _fields(model: type[Model]) -> tuple[Field[Any, Any], ...]:  # of any field types, as above
     return tuple(model._meta.concrete_fields)
 
 
@@ -130,7 +140,7 @@ def _attnames(model: type[Model]) -> list[str]:
 
 
 @cache
-def _converters(model: type[Model]) -> list[tuple[Any, list[Any]]]:
+def _converters(model: type[Model]) -> list[tuple[Col, list[Converter]]]:
     # What SQLCompiler.get_converters gives for each column: the backend's, then the field's.
     table = model._meta.db_table
     result = []

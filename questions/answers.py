@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]  # ships no type hints
 
@@ -22,6 +22,25 @@ from encyclopedia.models import Entry
 # Sections quoted per answer, and the BM25 score under which a section is not evidence.
 MAX_QUOTES = 3
 MIN_SCORE = 1.5
+
+# A catalogue entry as stored (Entry.data, rootcause.catalogue.entry_data): JSON read by its known
+# keys and nested lists (faq, related), which a JSON union would make a cast at every read.
+EntryData = dict[str, Any]
+
+
+class Case(TypedDict):
+    """A question of bench/questions.json: the diagnosed slug and the section expected first."""
+
+    slug: str
+    question: str
+    expected: str
+
+
+class Figures(TypedDict):
+    questions: int
+    first_right: int
+    misses: list[dict[str, str]]
+
 
 SECTION_TITLES = {
     "quick_answer": "Quick answer",
@@ -93,7 +112,7 @@ class Section:
         return f"/encyclopedia/{self.slug}/#{self.key}" if self.slug else ""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -103,7 +122,7 @@ def _text(value: Any) -> str:
     return ""
 
 
-def sections_of(entry: dict[str, Any]) -> list[Section]:
+def sections_of(entry: EntryData) -> list[Section]:
     slug, title = entry["slug"], entry.get("title", entry["slug"])
     found = [
         Section(slug, key, f"{title}: {name}", _text(entry[key]))
@@ -137,14 +156,14 @@ def rank_sections(sections: list[Section], question: str) -> list[Hit]:
     return [Hit(s, float(score)) for s, score in ranked[:MAX_QUOTES] if score >= MIN_SCORE]
 
 
-def sections_for(entries: Iterable[dict[str, Any]], evidence: str = "") -> list[Section]:
+def sections_for(entries: Iterable[EntryData], evidence: str = "") -> list[Section]:
     found = [s for entry in entries for s in sections_of(entry)]
     if evidence:
         found.append(Section("", "evidence", "The log's evidence (masked)", evidence))
     return found
 
 
-def entries_of(diagnosis: Diagnosis) -> list[dict[str, Any]]:
+def entries_of(diagnosis: Diagnosis) -> list[EntryData]:
     entry = Entry.objects.filter(slug=diagnosis.failure_slug).first()
     if entry is None:
         return []
@@ -162,12 +181,12 @@ def answer_text(hits: list[Hit]) -> str:
     return "\n\n".join(f"{hit.section.title}: {hit.section.text.strip()}" for hit in hits)
 
 
-def evaluate(cases: list[dict[str, Any]], entries: list[dict[str, Any]]) -> dict[str, Any]:
+def evaluate(cases: list[Case], entries: list[EntryData]) -> Figures:
     """How often the expected section is quoted first. Each case names the diagnosed `slug`, the
     `question` and the `expected` section as "slug#key" (or "none" when nothing should answer)."""
     by_slug = {e["slug"]: e for e in entries}
     right = 0
-    misses = []
+    misses: list[dict[str, str]] = []
     for case in cases:
         entry = by_slug[case["slug"]]
         related = [by_slug[s] for s in entry.get("related", []) if s in by_slug]
@@ -177,4 +196,4 @@ def evaluate(cases: list[dict[str, Any]], entries: list[dict[str, Any]]) -> dict
             right += 1
         else:
             misses.append({"question": case["question"], "expected": case["expected"], "got": got})
-    return {"questions": len(cases), "first_right": right, "misses": misses}
+    return Figures(questions=len(cases), first_right=right, misses=misses)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -25,7 +24,7 @@ class DiagnosisQuestion(models.Model):
     question = models.CharField(max_length=1000)
     answer = models.TextField()
     # The sections quoted: [{"slug", "section", "title", "link", "score"}], best first.
-    citations: models.JSONField[Any] = models.JSONField(default=list)
+    citations: models.JSONField[list[dict[str, str | float]]] = models.JSONField(default=list)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

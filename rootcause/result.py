@@ -245,7 +245,7 @@ class SearchMatch:
     matched: list[MatchedLine] = field(default_factory=list)
 
 
-def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:
+def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:  # see below
     """JSON-ready builtins; unset fields are left out."""
     # Not JSONValue: the apps read the result back by its known shape (result["failure"]
     # ["slug"]), which a JSON union would make a cast at every step.

@@ -161,6 +161,25 @@ SERVICE_PATHS: tuple[str, ...] = (
 )
 
 
+# What the fast run does not even collect: files and folders where every test needs a service by
+# the rule above (SERVICE_PATHS, or a service marker on the whole module), for collecting them
+# costs time of its own in each process. The schemathesis module builds a test for every API
+# operation from the live OpenAPI document: about 7 s, half of a process's collection.
+UNCOLLECTED_WITHOUT_SERVICES = (*SERVICE_PATHS, "tests/diagnosis/test_schemathesis.py")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if not config.getoption("--without-services"):
+        return None
+    try:
+        relative = collection_path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return None
+    if collection_path.is_dir():
+        relative += "/"
+    return True if relative.startswith(UNCOLLECTED_WITHOUT_SERVICES) else None
+
+
 def needs_services(item: pytest.Item) -> bool:
     if any(item.get_closest_marker(name) for name in SERVICE_MARKERS):
         return True

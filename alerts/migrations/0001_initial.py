@@ -2,16 +2,17 @@
 tables the diagnosis app created (db_table), with their rows."""
 
 import uuid
-from typing import Any
 
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 MODELS = ["webhook", "webhookdelivery", "deliveryattempt"]
 
 
-def _relabel(apps: Any, schema_editor: Any, old: str, new: str) -> None:
+def _relabel(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor, old: str, new: str) -> None:
     types = apps.get_model("contenttypes", "ContentType").objects.using(
         schema_editor.connection.alias
     )
@@ -23,11 +24,11 @@ def _relabel(apps: Any, schema_editor: Any, old: str, new: str) -> None:
     )
 
 
-def move_content_types(apps: Any, schema_editor: Any) -> None:
+def move_content_types(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     _relabel(apps, schema_editor, "diagnosis", "alerts")
 
 
-def move_content_types_back(apps: Any, schema_editor: Any) -> None:
+def move_content_types_back(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     _relabel(apps, schema_editor, "alerts", "diagnosis")
 
 

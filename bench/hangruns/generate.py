@@ -28,7 +28,6 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 # The flight recorder reads its buffer size when torch.distributed initialises: set it first.
 os.environ.setdefault("TORCH_FR_BUFFER_SIZE", "2000")
@@ -102,7 +101,7 @@ def scenario(fault: str, i: int) -> Scenario:
     fh = rng.random() < 0.5
     if fr == "none" and pyspy == "none":
         pyspy = "text"
-    common: dict[str, Any] = dict(
+    common: dict[str, object] = dict(
         world=world,
         at=rng.randint(2, 4),
         fr=fr,
@@ -378,7 +377,7 @@ def pack(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def write_labels(labels: dict[str, dict[str, dict[str, Any]]]) -> None:
+def write_labels(labels: dict[str, dict[str, dict[str, object]]]) -> None:
     for part, rows in labels.items():
         with open(CORPUS / part / "labels.jsonl", "w") as f:
             for name in sorted(rows):
@@ -399,7 +398,7 @@ def main() -> None:
         for s in chosen:
             print(("sealed " if sealed(s.name) else "dev    ") + s.name, s.verdict, s.culprits)
         return
-    labels: dict[str, dict[str, dict[str, Any]]] = {"dev": {}, "sealed": {}}
+    labels: dict[str, dict[str, dict[str, object]]] = {"dev": {}, "sealed": {}}
     for part in labels:
         (CORPUS / part).mkdir(parents=True, exist_ok=True)
         path = CORPUS / part / "labels.jsonl"

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -23,12 +24,17 @@ import torch.distributed as dist
 from torch.utils.data import DataLoader, Dataset
 
 STEP_FILE = "progress"
+# A scenario's options, the JSON generate.py writes: read by known keys of mixed types. This file
+# runs in .venv-realruns, outside mypy, so a TypedDict here would be checked by nothing.
+Opts = dict[str, Any]
 
 
 class Shard(Dataset):  # type: ignore[type-arg]
     """Random samples; on the culprit rank one sample never arrives (a stuck data source)."""
 
-    def __init__(self, n: int, dim: int, stuck_at: int | None, on_stuck: Any = None) -> None:
+    def __init__(
+        self, n: int, dim: int, stuck_at: int | None, on_stuck: Callable[[], None] | None = None
+    ) -> None:
         g = torch.Generator().manual_seed(n)
         self.x = torch.randn(n, dim, generator=g)
         self.y = torch.randn(n, 4, generator=g)
@@ -51,7 +57,7 @@ def fetch_remote_sample(i: int) -> None:
     time.sleep(3600)
 
 
-def log(opts: dict[str, Any], msg: str) -> None:
+def log(opts: Opts, msg: str) -> None:
     rank = opts["rank"]
     if opts["log_format"] == "torch":
         print(f"[rank{rank}]:{msg}", flush=True)
@@ -108,7 +114,7 @@ def sync_gradients(model: torch.nn.Module, world: int) -> None:
             p.grad /= world
 
 
-def reduce_metric(loss: torch.Tensor, opts: dict[str, Any], step: int) -> float:
+def reduce_metric(loss: torch.Tensor, opts: Opts, step: int) -> float:
     t = loss.detach().reshape(1).clone()
     if opts["culprit"] and opts["fault"] == "mismatch-size" and step == opts["at"]:
         t = torch.cat([t, torch.zeros(opts["extra"])])
@@ -155,7 +161,7 @@ def throttle(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def inject(opts: dict[str, Any], model: torch.nn.Module, step: int) -> None:
+def inject(opts: Opts, model: torch.nn.Module, step: int) -> None:
     """The fault of the scenario, on the culprit, before the step's collectives."""
     fault = opts["fault"]
     if fault == "straggler" and opts["culprit"]:
@@ -199,7 +205,7 @@ def inject(opts: dict[str, Any], model: torch.nn.Module, step: int) -> None:
         torch.empty(1 << 46, dtype=torch.uint8)  # 64 TiB: the allocator refuses it
 
 
-def train(opts: dict[str, Any]) -> None:
+def train(opts: Opts) -> None:
     rank, world, outdir = opts["rank"], opts["world"], opts["outdir"]
     log(opts, f"starting rank {rank} of {world}, pid {os.getpid()}")
     dist.init_process_group(
@@ -260,7 +266,7 @@ def train(opts: dict[str, Any]) -> None:
     dist.destroy_process_group()
 
 
-def run_rank(opts: dict[str, Any]) -> None:
+def run_rank(opts: Opts) -> None:
     """The child's entry point: its output to its own log, faulthandler on SIGUSR1, then train."""
     fd = os.open(opts["log_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)

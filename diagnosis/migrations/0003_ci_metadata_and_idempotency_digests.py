@@ -3,13 +3,14 @@ a digest of the log to tell a retry from another log sent under the same key."""
 
 import hashlib
 import hmac
-from typing import Any
 
 from django.conf import settings
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def _digest_keys(apps: Any, schema_editor: Any) -> None:
+def _digest_keys(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     # The same digest as diagnosis.selectors.idempotency_key_digest, written out here so that this
     # migration does not change if that function does.
     Diagnosis = apps.get_model("diagnosis", "Diagnosis")

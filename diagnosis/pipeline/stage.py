@@ -6,9 +6,9 @@ Light on purpose: `diagnosis.models` reads the status choices from here, and the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.db import models
 
@@ -66,7 +66,7 @@ class Output:
     completion is written (only then, and only if the lease was still held: a runner whose lease
     was taken over must not delete an input or carry on what the new holder will redo)."""
 
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, object] = field(default_factory=dict)
     after: Callable[[], None] | None = None
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import celery
 from django.conf import settings
@@ -39,6 +40,9 @@ from diagnosis.pipeline.table import (
 )
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from plumbing import sql
+
+if TYPE_CHECKING:
+    from plumbing.sql import SQLValue
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +74,7 @@ def enqueue_pipeline(diagnosis_id: uuid.UUID, status: str) -> None:
         task_publisher.publish(task, (str(diagnosis_id),))
 
 
-def _field(name: str) -> Field[Any, Any]:
+def _field(name: str) -> Field[Any, Any]:  # any of the model's fields, whatever it holds
     field = Diagnosis._meta.get_field(name)
     assert isinstance(field, Field), name
     return field
@@ -80,12 +84,12 @@ def _column(name: str) -> str:
     return connection.ops.quote_name(_field(name).column)
 
 
-def _db_value(name: str, value: Any) -> Any:
+def _db_value(name: str, value: object) -> SQLValue:
     return sql.param(Diagnosis, name, value)
 
 
 def _update_diagnosis(
-    values: dict[str, Any], *, where: str, params: list[Any], count_attempt: bool = False
+    values: dict[str, object], *, where: str, params: list[SQLValue], count_attempt: bool = False
 ) -> int:
     """UPDATE the diagnosis rows that `where` (SQL, with `params`) selects: set `values` (model
     field names) and, with `count_attempt`, add one to attempts. Returns how many changed."""
@@ -205,7 +209,7 @@ def claim_stage(
     return None
 
 
-def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> bool:
+def complete_stage(claim: Claim, *, fields: Mapping[str, object] | None = None) -> bool:
     """Hands the diagnosis on to the next stage, only if this claim still holds the lease.
 
     With `claim.then`, the same UPDATE claims the next stage for that lease, within the attempts
@@ -215,7 +219,7 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
     stage = stage_of(claim.diagnosis.status)
     next_status = status_after(stage)
     now = timezone.now()
-    values: dict[str, Any] = {
+    values: dict[str, object] = {
         "status": next_status,
         "progress": stage.percent_done,
         "lease_expires_at": None,
@@ -232,7 +236,7 @@ def complete_stage(claim: Claim, *, fields: dict[str, Any] | None = None) -> boo
         claim.diagnosis.status,
         _db_value("lease_token", claim.token),
     ]
-    next_lease: dict[str, Any] = {}
+    next_lease: dict[str, object] = {}
     if claim.then is not None and next_status != Status.DONE:
         next_lease = {
             "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),

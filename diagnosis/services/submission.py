@@ -11,9 +11,9 @@ import secrets
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from itertools import chain
-from typing import Any
+from typing import Protocol, TypedDict
 
 import redis
 from django.conf import settings
@@ -116,7 +116,28 @@ class JobMetadata:
     labels: tuple[str, ...] = ()
 
 
-def _masked_metadata(metadata: JobMetadata, masker: Masker) -> dict[str, Any]:
+class MaskedMetadata(TypedDict):
+    """The CI metadata's columns of a Diagnosis, as stored."""
+
+    job: str
+    run_url: str
+    commit: str
+    labels: list[str]
+
+
+class VisitorColumns(TypedDict, total=False):
+    """The columns only a visitor's (organisation-less) diagnosis fills."""
+
+    anonymous_subject: str | None
+    access_key_digest: str
+    expires_at: datetime
+
+
+class _Hasher(Protocol):
+    def update(self, data: bytes, /) -> None: ...
+
+
+def _masked_metadata(metadata: JobMetadata, masker: Masker) -> MaskedMetadata:
     """The metadata as stored: masked like the log (a job name or a URL may hold a host or a
     user name), on one line, cut to the columns' lengths (a pseudonym may be longer)."""
     return {
@@ -207,7 +228,7 @@ def _repeated(actor: Actor, diagnosis: Diagnosis, body_digest: str) -> Submissio
     return Submission(diagnosis, created=False, actor=actor)
 
 
-def _hashed(chunks: Iterable[bytes], hasher: Any) -> Iterator[bytes]:
+def _hashed(chunks: Iterable[bytes], hasher: _Hasher) -> Iterator[bytes]:
     for chunk in chunks:
         hasher.update(chunk)
         yield chunk
@@ -311,7 +332,7 @@ class _Draft:
     masking_rules: list[Rule]
     id: uuid.UUID
     access_key: str = ""
-    visitor: dict[str, Any] = field(default_factory=dict)
+    visitor: VisitorColumns = field(default_factory=lambda: VisitorColumns())
 
     @classmethod
     def new(
@@ -325,7 +346,7 @@ class _Draft:
         masking_rules: list[Rule],
     ) -> _Draft:
         access_key = ""
-        visitor: dict[str, Any] = {}
+        visitor: VisitorColumns = {}
         if actor.organization is None:
             access_key = secrets.token_urlsafe(24)
             visitor = {

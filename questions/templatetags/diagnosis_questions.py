@@ -5,8 +5,6 @@ the questions app."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import template
 
 from accounts.actors import actor_of
@@ -18,7 +16,7 @@ register = template.Library()
 
 
 @register.inclusion_tag("questions/_questions.html", takes_context=True)
-def question_box(context: template.Context, diagnosis: Diagnosis) -> dict[str, Any]:
+def question_box(context: template.Context, diagnosis: Diagnosis) -> dict[str, object]:
     request = context["request"]
     entitled = entitlements_for(actor_of(request))
     allowed = entitled.follow_up_questions and diagnosis.organization_id is not None

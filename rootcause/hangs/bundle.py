@@ -19,11 +19,15 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeAlias
 
 from rootcause.hangs import parsers
 from rootcause.hangs.errors import BundleError, BundleTooLarge
 from rootcause.masking import Masker
+
+# What a bundle can be given as: a directory or an archive's path, an archive's bytes, or the
+# (name, bytes) pairs of its files.
+Source: TypeAlias = "str | Path | bytes | bytearray | Iterable[tuple[str, bytes]]"
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class _Budget:
             )
         self.total += declared
 
-    def read(self, name: str, stream: Any, declared: int) -> bytes:
+    def read(self, name: str, stream: IO[bytes], declared: int) -> bytes:
         # Never more than declared + 1 bytes: a member that lies about its size is caught here.
         data: bytes = stream.read(declared + 1)
         if len(data) > declared:
@@ -107,6 +111,7 @@ def _members_of_tar(data: bytes, budget: _Budget) -> Iterator[tuple[str, bytes]]
             f"the archive declares {_gzip_isize(data)} bytes expanded, over the limit of "
             f"{budget.cap}; refused before expanding it"
         )
+    # a BytesIO, or the counting reader over gzip: tarfile reads either as its file object
     raw: Any = io.BytesIO(data)
     if data[:2] == b"\x1f\x8b":
         raw = _CountingReader(gzip.GzipFile(fileobj=raw), budget.cap + (1 << 20))
@@ -133,7 +138,7 @@ class _CountingReader:
     """A stream that refuses to give more than `cap` bytes in all: the gzip bomb guard, for a
     trailer that lies (multi-member gzip, a forged ISIZE)."""
 
-    def __init__(self, inner: Any, cap: int) -> None:
+    def __init__(self, inner: gzip.GzipFile, cap: int) -> None:
         self.inner, self.cap, self.seen = inner, cap, 0
 
     def read(self, n: int = -1) -> bytes:
@@ -166,7 +171,7 @@ def _is_tar(data: bytes) -> bool:
     return len(data) > 262 and data[257:262] == b"ustar"
 
 
-def members(source: Any, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[str, bytes]]:
+def members(source: Source, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[str, bytes]]:
     """(name, bytes) of every file of the bundle, within the limits.
 
     `source`: a directory, an archive's path, an archive's bytes, or (name, bytes) pairs.
@@ -207,7 +212,7 @@ def members(source: Any, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[str,
 
 
 def read_bundle(
-    source: Any,
+    source: Source,
     *,
     limits: Limits = DEFAULT_LIMITS,
     masker: Masker | None = None,

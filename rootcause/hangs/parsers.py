@@ -52,7 +52,7 @@ class Collective:
     pg: str
     seq: int
     op: str
-    sizes: list[Any]
+    sizes: list[object]  # as the dump gives them (lists of ints, often), shown as JSON
     dtypes: list[str]
     completed: bool
     created_ns: int
@@ -150,6 +150,8 @@ def parse_file(name: str, data: bytes, masking: Masking) -> Parsed | None:
     return Parsed(name, "log", _log_rank(name, lines), threads=threads, log=_log_info(lines))
 
 
+# A dump's JSON or pickle tree (any node), walked and read by .get(): every value is checked where
+# it is used (isinstance, _int, str()), so a JSON union would add only casts.
 def _mask_tree(value: Any, masking: Masking) -> Any:
     if isinstance(value, str):
         return masking.string(value)
@@ -160,7 +162,7 @@ def _mask_tree(value: Any, masking: Masking) -> Any:
     return value
 
 
-def _int(value: Any, default: int = -1) -> int:
+def _int(value: Any, default: int = -1) -> int:  # any node of such a tree
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -174,6 +176,7 @@ def _rank_list(text: str) -> list[int]:
     return [int(r) for r in re.findall(r"\d+", text)]
 
 
+# `raw`: the flight recorder's unpickled or parsed tree, read as _mask_tree reads it
 def _flight_record(name: str, raw: Any, masking: Masking) -> Parsed | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
         return None
@@ -220,7 +223,7 @@ def _flight_record(name: str, raw: Any, masking: Masking) -> Parsed | None:
     return Parsed(name, "fr", rank_from_name(name), fr=fr)
 
 
-def _pyspy_json(name: str, raw: list[Any], masking: Masking) -> Parsed:
+def _pyspy_json(name: str, raw: list[object], masking: Masking) -> Parsed:
     value = _mask_tree(raw, masking)
     threads = []
     pid = None

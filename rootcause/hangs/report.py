@@ -4,11 +4,9 @@ waiting ranks collateral, and the full picture in the `hang` section."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rootcause.engine import get_engine
 from rootcause.hangs.analysis import HEALTHY, analyse
-from rootcause.hangs.bundle import DEFAULT_LIMITS, Limits, read_bundle
+from rootcause.hangs.bundle import DEFAULT_LIMITS, Limits, Source, read_bundle
 from rootcause.masking import Masker
 from rootcause.result import (
     CollateralFailure,
@@ -87,7 +85,7 @@ def result_for(section: HangSection, *, masked: dict[str, int]) -> DiagnosisResu
 
 
 def diagnose_bundle(
-    source: Any, *, limits: Limits = DEFAULT_LIMITS, masker: Masker | None = None
+    source: Source, *, limits: Limits = DEFAULT_LIMITS, masker: Masker | None = None
 ) -> DiagnosisResult:
     """Read, mask and analyse a bundle (directory, archive path or bytes, or (name, bytes)
     pairs). Raises BundleError (400) or BundleTooLarge (413)."""

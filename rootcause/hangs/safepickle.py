@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import pickletools
-from typing import Any
 
 from rootcause.hangs.errors import BundleError
 
@@ -33,7 +32,7 @@ class PickleRefused(BundleError):
     """The pickle builds something other than plain data, or is not a valid pickle."""
 
 
-def _pop_mark(stack: list[Any]) -> list[Any]:
+def _pop_mark(stack: list[object]) -> list[object]:
     for i in range(len(stack) - 1, -1, -1):
         if stack[i] is MARK:
             items = stack[i + 1 :]
@@ -42,10 +41,10 @@ def _pop_mark(stack: list[Any]) -> list[Any]:
     raise PickleRefused("malformed pickle: no MARK")
 
 
-def loads(data: bytes) -> Any:
+def loads(data: bytes) -> object:
     """The value the pickle describes, if it is made only of plain data."""
-    stack: list[Any] = []
-    memo: dict[int, Any] = {}
+    stack: list[object] = []
+    memo: dict[int, object] = {}
     built = 0
     try:
         for op, arg, pos in pickletools.genops(io.BytesIO(data)):
@@ -115,13 +114,13 @@ def loads(data: bytes) -> Any:
     raise PickleRefused("malformed pickle: no STOP")
 
 
-def _index(arg: Any) -> int:
+def _index(arg: object) -> int:
     if not isinstance(arg, (int, str)):
         raise PickleRefused("malformed pickle: a memo index that is not a number")
     return int(arg)
 
 
-def _setitem(target: Any, key: Any, value: Any) -> None:
+def _setitem(target: object, key: object, value: object) -> None:
     if not isinstance(target, dict):
         raise PickleRefused("malformed pickle: SETITEM on a non-dict")
     try:
@@ -130,7 +129,7 @@ def _setitem(target: Any, key: Any, value: Any) -> None:
         raise PickleRefused("malformed pickle: unhashable dict key") from None
 
 
-def _list(target: Any) -> list[Any]:
+def _list(target: object) -> list[object]:
     if not isinstance(target, list):
         raise PickleRefused("malformed pickle: APPEND on a non-list")
     return target

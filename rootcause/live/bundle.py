@@ -19,12 +19,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rootcause.cli.results import FileResult
 from rootcause.engine import get_engine
 from rootcause.live import procs
 from rootcause.remediation import complete_result
+from rootcause.result import DiagnosisResult
 
 # torch 2.13 reads TORCH_FR_BUFFER_SIZE for the size of each process group's ring of collectives,
 # and writes a rank's dump to TORCH_FR_DUMP_TEMP_FILE followed by the rank when a watchdog fires
@@ -167,7 +167,7 @@ def _write_others(directory: Path, dumps: list[procs.Dump]) -> None:
     texts = [d.text for d in dumps if d.text]
     if texts:
         (directory / "pyspy-others.txt").write_text("\n".join(texts), encoding="utf-8")
-    threads: list[Any] = []
+    threads: list[object] = []
     for dump in dumps:
         try:
             threads.extend(json.loads(dump.json) if dump.json else [])
@@ -227,7 +227,7 @@ ANALYSER_MODULE = "rootcause.hangs"
 ANALYSER_FUNCTION = "diagnose_bundle"
 
 
-def analyser() -> Callable[[str], Any] | None:
+def analyser() -> Callable[[str], DiagnosisResult] | None:
     try:
         module = importlib.import_module(ANALYSER_MODULE)
     except ImportError:

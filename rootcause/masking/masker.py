@@ -27,9 +27,13 @@ import os
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rootcause.masking.chunks import iter_line_chunks
+
+if TYPE_CHECKING:
+    # Presidio is the server's extra (the light client lacks it), read for its names only.
+    from presidio_analyzer import AnalyzerEngine, EntityRecognizer
 from rootcause.masking.density import (
     DENSE_ENTITY,
     Hits,
@@ -83,7 +87,7 @@ WHEN_NEEDED = "when-needed"
 _OTHER_PRIORITY = 13
 
 
-def default_analyzer() -> Any | None:
+def default_analyzer() -> AnalyzerEngine | None:
     """Presidio's analyzer when presidio is importable (the server), else None (light client)."""
     try:
         from rootcause.masking.recognizer import shared_analyzer
@@ -139,7 +143,7 @@ class Masker:
         self,
         secret: bytes | None = None,
         *,
-        analyzer: Any = _AUTO,
+        analyzer: AnalyzerEngine | str | None = _AUTO,
         rules: Iterable[Rule] | RuleSet | None = None,
     ) -> None:
         """``analyzer``: a Presidio ``AnalyzerEngine``, None for the Hyperscan recognizers
@@ -158,12 +162,13 @@ class Masker:
         )
         if analyzer == WHEN_NEEDED:
             analyzer = None if self._when_needed else _AUTO
-        self._analyzer = default_analyzer() if analyzer == _AUTO else analyzer
+        # by now a string can only be _AUTO (the two names above are the only ones accepted)
+        self._analyzer = default_analyzer() if isinstance(analyzer, str) else analyzer
         # Their types get numbered pseudonyms of their own unless they name a built-in type.
         self._rule_prefix = {
             e: e for e in (self._rules.entities if self._rules else ()) if e not in FIXED_TOKEN
         }
-        self._ad_hoc: list[Any] = []
+        self._ad_hoc: list[EntityRecognizer] = []
         if self._rules is not None and self._analyzer is not None:
             from rootcause.masking.recognizer import RuleSetRecognizer
 

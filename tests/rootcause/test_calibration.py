@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from bench.calibrate import ROWS, fit, reliability, rows_of
+from bench.calibrate import ROWS, Scored, fit, reliability, rows_of
 from rootcause.confidence import CERTAIN, LIKELY, confidence_words
 from rootcause.engine import get_engine
 from rootcause.engine.calibration import TABLE, Calibration, calibrated, raw_scores, using
@@ -41,9 +41,9 @@ def test_the_table_is_non_decreasing_and_fitted_on_development_corpora_only():
 
 
 def test_fit_pools_a_bin_that_is_right_less_often_than_the_one_below():
-    rows = [{"corpus": "a", "score": 0.35, "right": True}] * 8 + [
-        {"corpus": "a", "score": 0.45, "right": False}
-    ] * 8
+    right: Scored = {"corpus": "a", "score": 0.35, "right": True}
+    wrong: Scored = {"corpus": "a", "score": 0.45, "right": False}
+    rows = [right] * 8 + [wrong] * 8
     table = fit(rows, strength=0.0)
 
     assert table(0.35) == table(0.45) == 0.5

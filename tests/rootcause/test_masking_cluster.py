@@ -7,16 +7,22 @@ the planted value must be gone, the output as expected, and both paths must agre
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from bench.masking_corpus.cluster import records
+
+if TYPE_CHECKING:
+    from presidio_analyzer import AnalyzerEngine
+
 from rootcause.masking import Masker, mask_log
 from rootcause.masking.recognizer import shared_analyzer
 
 ANALYZER = shared_analyzer()
 
 
-def _mask(text: str, analyzer: object) -> str:
+def _mask(text: str, analyzer: AnalyzerEngine | None) -> str:
     masker = Masker(secret=b"test-secret", analyzer=analyzer)
     return "".join(mask_log(lambda: [text.encode()], masker))
 

@@ -15,12 +15,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+
+if TYPE_CHECKING:
+    from presidio_analyzer import AnalyzerEngine
 
 from rootcause.masking import Masker
 
 
-def mask(text: str, analyzer: object = None) -> str:
+def mask(text: str, analyzer: AnalyzerEngine | None = None) -> str:
     return Masker(secret=b"k", analyzer=analyzer).mask(text)
 
 

@@ -53,7 +53,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--note", default="", help="a note for staff, shown in the admin")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Django passes the parsed options as a dict of any values; each is read as argparse made it
+    def handle(self, *args: object, **options: Any) -> None:
         try:
             issued = issue_evaluation_codes(
                 count=options["count"],

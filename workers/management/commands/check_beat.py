@@ -27,7 +27,8 @@ class Command(BaseCommand):
             help="seconds since the last sweep beyond which beat is unhealthy",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Django passes the parsed options as a dict of any values; each is read as argparse made it
+    def handle(self, *args: object, **options: Any) -> None:
         age = last_sweep_age()
         if age is None or age > options["max_age"]:
             seen = "never" if age is None else f"{age:.0f} s ago"

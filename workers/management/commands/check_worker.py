@@ -29,7 +29,8 @@ class Command(BaseCommand):
         )
         parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    # Django passes the parsed options as a dict of any values; each is read as argparse made it
+    def handle(self, *args: object, **options: Any) -> None:
         token = f"alive:{options['worker']}"
         result = ping.apply_async(
             args=(token,),
