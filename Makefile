@@ -57,14 +57,15 @@ test: install .venv-realruns/.installed
 # The tests that need no service (no PostgreSQL, Redis, worker, browser or server: the rule is
 # tests/conftest.py's needs_services), less the slow fuzz and timing ones, on TEST_PROCESSES.
 # PostgreSQL and Redis point at a closed port, so a test on the wrong side of the rule fails
-# instead of using a service of this machine; a skip fails the run, and so does collecting
+# instead of using a service of this machine; slow (timing) and heavy (seconds of CPU) tests are
+# left to `make test`. A skip fails the run, and so does collecting
 # nothing (pytest's exit status 5). PYTHONDONTWRITEBYTECODE is emptied: the environment may set it,
 # and then every process the tests start (the CLI, manage.py, each xdist worker) compiles every
 # module it imports again instead of reading the __pycache__ the first one wrote.
 test-fast: install
 	PYTHONDONTWRITEBYTECODE= \
 	DATABASE_URL=postgres://postgres@127.0.0.1:9/none REDIS_URL=redis://127.0.0.1:9/0 \
-		$(BIN)/pytest -n $(TEST_PROCESSES) -q --without-services -m "not slow" -p no:cacheprovider \
+		$(BIN)/pytest -n $(TEST_PROCESSES) -q --without-services -m "not slow and not heavy" -p no:cacheprovider \
 		$(PYTEST_ARGS)
 
 # The VS Code extension (editors/vscode, docs/editors.md): dev dependencies from its lock, type check,

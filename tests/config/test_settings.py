@@ -35,6 +35,7 @@ def test_typed_helpers_read_well_formed_values(monkeypatch):
     assert env_bool("X_UNSET", default=True) is True
 
 
+@pytest.mark.heavy  # a manage.py process of its own
 def test_production_settings_pass_check_deploy():
     result = manage(
         "check",
@@ -51,6 +52,7 @@ def test_production_settings_pass_check_deploy():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.heavy  # a manage.py process of its own
 def test_without_debug_a_secret_key_is_required():
     result = manage("check", DEBUG="0", SECRET_KEY="")
 
@@ -58,6 +60,7 @@ def test_without_debug_a_secret_key_is_required():
     assert "SECRET_KEY must be set" in result.stderr
 
 
+@pytest.mark.heavy  # a manage.py process of its own
 def test_a_malformed_database_url_names_the_variable():
     result = manage("check", DATABASE_URL="nonsense://")
 
@@ -65,6 +68,7 @@ def test_a_malformed_database_url_names_the_variable():
     assert "DATABASE_URL" in result.stderr
 
 
+@pytest.mark.heavy  # a manage.py process of its own
 def test_the_embedded_default_uses_sqlite_and_eager_celery():
     code = (
         "from django.conf import settings;"
@@ -92,6 +96,7 @@ def test_the_embedded_default_uses_sqlite_and_eager_celery():
         ("sqlite:///x.sqlite3", None, "{}"),
     ],
 )
+@pytest.mark.heavy  # a manage.py process each
 def test_postgresql_statements_are_prepared_unless_turned_off(url, threshold, options):
     code = (
         "from django.conf import settings; print(settings.DATABASES['default'].get('OPTIONS', {}))"

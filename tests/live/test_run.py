@@ -19,6 +19,9 @@ from tests.live.watching import start
 from tests.rootcause.fake_service import FakeService
 from tests.rootcause.fixture_catalogue import entries
 
+# Real child jobs, their stalls and grace periods waited out: seconds a test.
+pytestmark = pytest.mark.heavy
+
 PY = sys.executable
 
 FAILING_JOB = textwrap.dedent(

@@ -236,6 +236,7 @@ def test_search_by_pasted_error(engine):
     assert engine.search("nothing known here") == []
 
 
+@pytest.mark.slow  # a timing test over megabytes of hostile input
 @pytest.mark.parametrize(
     "text",
     [

@@ -77,6 +77,8 @@ def sent(text: str) -> str:
     return "".join(extract([text.encode("utf-8", "surrogatepass")], get_engine()).text())
 
 
+# 184 corpus logs padded, extracted and diagnosed twice each: 40 s of CPU, a sweep for make test
+@pytest.mark.heavy
 @pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.name}" for p in CASES])
 def test_the_evidence_of_a_padded_log_is_diagnosed_as_the_whole_log(path):
     whole = padded(path.read_text(encoding="utf-8", errors="replace"))

@@ -112,6 +112,7 @@ def _zeros_tar_gz(size: int) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.heavy  # builds the archive
 def test_a_one_gigabyte_expansion_of_a_one_megabyte_archive_is_refused_before_expanding():
     bomb = _zeros_tar_gz(1 << 30)
     assert len(bomb) < 1_100_000

@@ -70,6 +70,7 @@ DENSE = {
 
 @pytest.mark.parametrize("run", [_mask, _diagnose], ids=["mask", "diagnose"])
 @pytest.mark.parametrize("name", list(SPARSE_LONG_LINE))
+@pytest.mark.slow  # a timing test
 def test_a_long_line_of_candidates_costs_what_a_benign_log_does(
     run: Callable[[bytes], object], name: str
 ) -> None:

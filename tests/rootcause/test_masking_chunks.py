@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rootcause.masking import Masker, iter_line_chunks
 
 HF = "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3f"
@@ -100,6 +102,7 @@ print(int(before), int(peak_rss_mb()), masker.counts.get("HOSTNAME", 0))
 """
 
 
+@pytest.mark.heavy  # 30 MB through the masker
 def test_streaming_30_mb_keeps_memory_flat() -> None:
     # Memory must not grow with the log: a 100 MB log has to fit a 300 MB worker.
     root = Path(__file__).resolve().parents[2]

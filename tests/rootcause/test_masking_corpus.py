@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bench.masking import CORPUS, STRUCTURED, load_corpus, score
 from bench.masking_corpus.generate import generate
 from rootcause.masking import Masker, mask_log
@@ -46,6 +48,7 @@ def test_the_production_path_meets_the_targets_on_every_type() -> None:
     assert result["kept"] / result["decoys"] >= 0.99
 
 
+@pytest.mark.heavy  # the whole masking corpus on both paths
 def test_both_paths_mask_alike_for_the_types_the_hyperscan_recognizers_cover() -> None:
     differ = [
         r["id"]

@@ -155,6 +155,7 @@ def test_ordinary_logs_never_reach_the_guard() -> None:
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.slow  # a timing test
 def test_hostile_shapes_cost_a_bounded_amount_per_megabyte(work: Work, name: str) -> None:
     benign = _cost_per_mib(work, _benign(MIB))
     hostile = _cost_per_mib(work, _repeat(HOSTILE[name], MIB))
@@ -198,6 +199,7 @@ def _hostile_logs(draw: st.DrawFn) -> bytes:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=_hostile_logs())
+@pytest.mark.slow  # a timing test
 def test_any_run_of_hostile_units_costs_a_bounded_amount(work: Work, data: bytes) -> None:
     before = work.cost
     masked, _, result = _mask_and_diagnose(data)

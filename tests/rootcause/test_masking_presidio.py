@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from presidio_analyzer import EntityRecognizer
 
 from rootcause.masking import Masker
@@ -69,6 +70,7 @@ print("ok")
 """
 
 
+@pytest.mark.heavy  # Presidio built in a process of its own
 def test_no_network_access_while_building_and_masking() -> None:
     out = subprocess.run(
         [sys.executable, "-c", GUARD], cwd=ROOT, capture_output=True, text=True, timeout=120
