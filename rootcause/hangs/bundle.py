@@ -16,6 +16,7 @@ import os
 import struct
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,14 +125,8 @@ def _members_of_tar(data: bytes, budget: _Budget) -> Iterator[tuple[str, bytes]]
                 stream = tar.extractfile(member)
                 if stream is not None:
                     yield member.name, budget.read(member.name, stream, member.size)
-    except (tarfile.TarError, EOFError, OSError, zlib_error()) as exc:
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise BundleError(f"not a readable tar archive: {exc}") from None
-
-
-def zlib_error() -> type[Exception]:
-    import zlib
-
-    return zlib.error
 
 
 class _CountingReader:
@@ -163,7 +158,7 @@ def _members_of_zip(data: bytes, budget: _Budget) -> Iterator[tuple[str, bytes]]
         try:
             with archive.open(info) as stream:
                 yield info.filename, budget.read(info.filename, stream, info.file_size)
-        except (zipfile.BadZipFile, OSError, NotImplementedError, zlib_error()) as exc:
+        except (zipfile.BadZipFile, OSError, NotImplementedError, zlib.error) as exc:
             raise BundleError(f"{info.filename}: unreadable zip member: {exc}") from None
 
 
