@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
 from django.db.models import Q
@@ -19,7 +17,7 @@ class EmailBackend(ModelBackend):
         request: HttpRequest | None,
         username: str | None = None,
         password: str | None = None,
-        **kwargs: Any,  # as ModelBackend.authenticate declares them
+        **kwargs: object,  # as ModelBackend.authenticate declares them; none is read
     ) -> User | None:
         if username is None or password is None:
             return None

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.contrib.auth import password_validation
-from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm, UsernameField
 from django.contrib.auth.models import User
 
 from accounts import selectors
@@ -56,13 +54,14 @@ class SignupForm(forms.Form):
 class LoginForm(AuthenticationForm):
     """Django's form, with the e-mail as the username (accounts/backends.py)."""
 
-    # The arguments are passed on, untouched, as AuthenticationForm declares them.
-    # Django's form arguments, passed on unchanged
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["username"].label = "E-mail"
-        self.fields["username"].widget.attrs.update({"autocomplete": "email", "autofocus": True})
-        self.error_messages["invalid_login"] = "The e-mail address or the password is wrong."
+    username = UsernameField(
+        label="E-mail",
+        widget=forms.TextInput(attrs={"autocomplete": "email", "autofocus": True}),
+    )
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": "The e-mail address or the password is wrong.",
+    }
 
 
 class OrganizationForm(forms.Form):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -240,10 +240,10 @@ def _act(request: HttpRequest, action: Callable[[Actor], str]) -> HttpResponse:
     return redirect(SETTINGS)
 
 
-def _invalid(request: HttpRequest, form: Any) -> HttpResponse:  # a form or a serializer
-    for errors in form.errors.values():
+def _invalid(request: HttpRequest, form: forms.BaseForm) -> HttpResponse:
+    for errors in form.errors.get_json_data().values():
         for error in errors:
-            messages.error(request, error)
+            messages.error(request, error["message"])
     return redirect(SETTINGS)
 
 

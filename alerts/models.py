@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -83,7 +82,7 @@ class WebhookDelivery(models.Model):
     diagnosis = models.ForeignKey(Diagnosis, on_delete=models.CASCADE, null=True, blank=True)
     event_type = models.CharField(max_length=32)
     # django-stubs' JSONField is generic in what it holds; stored JSON, read by its known keys
-    payload: models.JSONField[Any] = models.JSONField()
+    payload: models.JSONField[dict[str, object]] = models.JSONField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     # A pending delivery's next attempt is due then (null: now); a message that comes earlier

@@ -19,8 +19,8 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 JOB = r"""
 import os, sys, time
@@ -57,8 +57,22 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-# a JSON row of mixed figures (digests, sizes, CPU seconds, samples) that main() reads by key
-def run_once(argv: list[str], cpu_file: str, watch_pid: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Run:
+    """One run of the job: its exit code, its output's digests and sizes, the CPU the job
+    reported and, when the watcher was sampled, its CPU seconds at the job's first and last
+    lines."""
+
+    code: int
+    out: str
+    err: str
+    sizes: dict[str, int]
+    job_cpu: float
+    lines: int
+    samples: dict[str, float]
+
+
+def run_once(argv: list[str], cpu_file: str, watch_pid: bool) -> Run:
     env = {**os.environ, "LIVE_BENCH_CPU": cpu_file, "OMP_NUM_THREADS": "1"}
     env.pop("ROOTCAUSE_URL", None)
     started = time.monotonic()
@@ -94,15 +108,15 @@ def run_once(argv: list[str], cpu_file: str, watch_pid: bool) -> dict[str, Any]:
     for reader in readers:
         reader.join()
     job_cpu, lines = Path(cpu_file).read_text().split()
-    return {
-        "code": code,
-        "out": digests["out"].hexdigest(),
-        "err": digests["err"].hexdigest(),
-        "sizes": sizes,
-        "job_cpu": float(job_cpu),
-        "lines": int(lines),
-        **samples,
-    }
+    return Run(
+        code=code,
+        out=digests["out"].hexdigest(),
+        err=digests["err"].hexdigest(),
+        sizes=sizes,
+        job_cpu=float(job_cpu),
+        lines=int(lines),
+        samples=samples,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,23 +136,23 @@ def main(argv: list[str] | None = None) -> int:
             cpu_file,
             watch_pid=True,
         )
-    ours = float(watched["last"]) - float(watched["first"])
-    job_cpu = float(watched["job_cpu"])
-    same = bare["out"] == watched["out"] and bare["err"] == watched["err"]
+    ours = watched.samples["last"] - watched.samples["first"]
+    job_cpu = watched.job_cpu
+    same = (bare.out, bare.err) == (watched.out, watched.err)
     # stderr under `run` gets our report only when the job fails or a failure is found; neither
-    sizes = watched["sizes"]
+    sizes = watched.sizes
     print(
-        f"job: {watched['lines']:,} lines in {args.seconds:g} s "
+        f"job: {watched.lines:,} lines in {args.seconds:g} s "
         f"({args.lines_per_second:,}/s asked), {sizes['out']:,} bytes stdout, "
         f"{sizes['err']:,} bytes stderr; its own CPU {job_cpu:.2f} s"
     )
     print(
         f"rootcause run while the job ran: {ours:.2f} s CPU = {100 * ours / job_cpu:.1f} % of "
         f"the job's (bar: < 5 %); start-up before the job's first line "
-        f"{float(watched['first']):.2f} s CPU, once"
+        f"{watched.samples['first']:.2f} s CPU, once"
     )
     print(f"output byte for byte as the bare run's (stdout and stderr, sha256): {same}")
-    print(f"exit codes: bare {bare['code']}, under run {watched['code']}")
+    print(f"exit codes: bare {bare.code}, under run {watched.code}")
     return 0 if same and ours / job_cpu < 0.05 else 1
 
 

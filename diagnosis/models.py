@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -85,7 +84,7 @@ class Diagnosis(models.Model):
     # every write of the row (a submission, then each stage's claim and completion) would update.
     failure_slug = models.SlugField(max_length=100, blank=True, db_index=False)
     # django-stubs' JSONField is generic in what it holds; stored JSON, read by its known keys
-    result: models.JSONField[Any] = models.JSONField(default=dict, blank=True)
+    result: models.JSONField[dict[str, object]] = models.JSONField(default=dict, blank=True)
     masking_counts: models.JSONField[dict[str, int]] = models.JSONField(default=dict, blank=True)
     catalogue_version = models.CharField(max_length=32, blank=True)
 

@@ -237,7 +237,7 @@ class DiagnosisSerializerSchema(OpenApiSerializerExtension):
 
     # spectacular's component schema: nested dicts edited in place by key
     def map_serializer(self, auto_schema: AutoSchema, direction: Direction) -> dict[str, Any]:
-        schema: dict[str, Any] = super().map_serializer(auto_schema, direction)
+        schema: dict[str, Any] = super().map_serializer(auto_schema, direction)  # as above
         _, components = msgspec.json.schema_components(
             [DiagnosisResult], ref_template="#/components/schemas/{name}"
         )

@@ -38,7 +38,7 @@ def header_timeout() -> float:
 # gunicorn's gthread connection (TConn) and parsed request: this module adds attributes of its own
 # to them (header_deadline, a wrapped init and parser chunk), so they are read loosely, by name.
 Conn = Any
-GunicornRequest = Any
+GunicornRequest = Any  # as Conn: gunicorn ships no type hints
 
 
 class HeaderTimeout(Exception):

@@ -35,7 +35,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().close_if_health_check_failed()
 
 
-def _quiet(connection: psycopg.Connection[Any]) -> bool:  # of any row type: not read here
+def _quiet(connection: psycopg.Connection[object]) -> bool:  # rows of any type: none is read
     """An open, idle connection whose server has sent nothing since the last answer."""
     if connection.closed or connection.info.transaction_status != pq.TransactionStatus.IDLE:
         return False

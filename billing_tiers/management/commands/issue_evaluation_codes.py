@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 from datetime import date
-from typing import Any
 
+import msgspec
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -23,6 +23,16 @@ def _date(value: str) -> date:
         return date.fromisoformat(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
+
+
+class Options(msgspec.Struct):
+    """The arguments Django hands to handle() as a dict, read as the types argparse made."""
+
+    count: int
+    days: int | None
+    daily: int | None
+    redeem_by: date | None
+    note: str
 
 
 class Command(BaseCommand):
@@ -53,15 +63,15 @@ class Command(BaseCommand):
         )
         parser.add_argument("--note", default="", help="a note for staff, shown in the admin")
 
-    # Django passes the parsed options as a dict of any values; each is read as argparse made it
-    def handle(self, *args: object, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
+        asked = msgspec.convert(options, Options)
         try:
             issued = issue_evaluation_codes(
-                count=options["count"],
-                days=options["days"],
-                daily_limit=options["daily"],
-                redeem_by=options["redeem_by"],
-                note=options["note"],
+                count=asked.count,
+                days=asked.days,
+                daily_limit=asked.daily,
+                redeem_by=asked.redeem_by,
+                note=asked.note,
             )
         except ApplicationError as exc:
             raise CommandError(exc.detail) from None

@@ -8,12 +8,18 @@ scheduling and that its tasks reach a worker through Redis. Exit status 0 or 1.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
+import msgspec
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from diagnosis.services import last_sweep_age
+
+
+class Options(msgspec.Struct):
+    """The arguments Django hands to handle() as a dict, read as the types argparse made."""
+
+    max_age: float
 
 
 class Command(BaseCommand):
@@ -27,10 +33,10 @@ class Command(BaseCommand):
             help="seconds since the last sweep beyond which beat is unhealthy",
         )
 
-    # Django passes the parsed options as a dict of any values; each is read as argparse made it
-    def handle(self, *args: object, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
+        max_age = msgspec.convert(options, Options).max_age
         age = last_sweep_age()
-        if age is None or age > options["max_age"]:
+        if age is None or age > max_age:
             seen = "never" if age is None else f"{age:.0f} s ago"
             raise CommandError(f"the staging sweep last ran {seen}: beat or the workers are down")
         self.stdout.write(f"the staging sweep ran {age:.0f} s ago")

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import argparse
 import socket
-from typing import Any
 
+import msgspec
 from celery.utils import worker_direct
 from django.core.management.base import BaseCommand, CommandError
 
 from config.celery import ping
+
+
+class Options(msgspec.Struct):
+    """The arguments Django hands to handle() as a dict, read as the types argparse made."""
+
+    worker: str
+    timeout: float
 
 
 class Command(BaseCommand):
@@ -29,24 +36,24 @@ class Command(BaseCommand):
         )
         parser.add_argument("--timeout", type=float, default=20.0, help="seconds to wait")
 
-    # Django passes the parsed options as a dict of any values; each is read as argparse made it
-    def handle(self, *args: object, **options: Any) -> None:
-        token = f"alive:{options['worker']}"
+    def handle(self, *args: object, **options: object) -> None:
+        parsed = msgspec.convert(options, Options)
+        worker, timeout = parsed.worker, parsed.timeout
+        token = f"alive:{worker}"
         result = ping.apply_async(
             args=(token,),
-            queue=worker_direct(options["worker"]),
+            queue=worker_direct(worker),
             # A check nobody ran in time is dropped, not run later by a recovering worker.
-            expires=options["timeout"],
+            expires=timeout,
         )
         try:
-            answer = result.get(timeout=options["timeout"])
+            answer = result.get(timeout=timeout)
         except Exception as exc:  # a timeout, a broker or backend error: all mean "not healthy"
             raise CommandError(
-                f"{options['worker']} did not run a task in {options['timeout']:g} s "
-                f"({type(exc).__name__})"
+                f"{worker} did not run a task in {timeout:g} s ({type(exc).__name__})"
             ) from None
         finally:
             result.forget()
         if answer != token:  # pragma: no cover - the no-op answers its argument
-            raise CommandError(f"{options['worker']} answered {answer!r}")
-        self.stdout.write(f"{options['worker']} consumes tasks")
+            raise CommandError(f"{worker} answered {answer!r}")
+        self.stdout.write(f"{worker} consumes tasks")
