@@ -1,9 +1,10 @@
 """`rootcause run -- COMMAND`: the job as a child, its output passed through, watched.
 
-stdout and stderr stay two pipes and are copied to ours as the bytes arrive (one thread each,
-`os.read` of whatever is there, no line buffering), so colours, `\\r` bars and the order within
-each stream are unchanged. The job runs in a process group of its own (so a terminal's Ctrl-C
-reaches us, and we decide what reaches it); SIGINT and SIGTERM are forwarded to its tree.
+stdout and stderr stay two pipes and are copied to ours as the bytes arrive (one thread that
+waits on both with a selector and reads whatever is there, no line buffering), so colours, `\\r`
+bars and the order within each stream are unchanged. The job runs in a process group of its own
+(so a terminal's Ctrl-C reaches us, and we decide what reaches it); SIGINT and SIGTERM are
+forwarded to its tree.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import selectors
 import signal
 import subprocess
 import threading
@@ -23,11 +25,12 @@ from rootcause.live.monitor import Monitor
 from rootcause.live.session import Output, Session
 
 READ_SIZE = 1 << 20
-# A chatty job (50,000 lines a second) would otherwise be read in many small pieces, each a few
-# Python calls and two system calls: after a short read the pump waits this long for more
-# (output reaches the terminal at most this much later), and the pipe is made big enough
-# (F_SETPIPE_SZ) that the job never blocks on it meanwhile. bench/live.py measures it.
-SETTLE = 0.02
+# A chatty job (50,000 lines a second, every stderr line its own write) would otherwise be read
+# in many small pieces, each a wake-up, a few Python calls and two system calls: after a round of
+# short reads the pump waits this long for more (output reaches the terminal at most this much
+# later, under the 100 ms a person notices), and the pipes are made big enough (F_SETPIPE_SZ)
+# that the job never blocks on them meanwhile. bench/live.py measures it.
+SETTLE = 0.05
 PIPE_SIZE = 1 << 20
 TICK = 0.1
 SOURCE = "job"
@@ -53,36 +56,48 @@ class Job:
         )
         assert self.proc.stdout is not None
         assert self.proc.stderr is not None
-        self.pumps = [
-            threading.Thread(target=self._pump, args=(self.proc.stdout.fileno(), 1, "out")),
-            threading.Thread(target=self._pump, args=(self.proc.stderr.fileno(), 2, "err")),
-        ]
-        for pump in self.pumps:
-            pump.daemon = True
-            pump.start()
+        streams = {self.proc.stdout.fileno(): (1, "out"), self.proc.stderr.fileno(): (2, "err")}
+        self.pump = threading.Thread(target=self._pump, args=(streams,), daemon=True)
+        self.pump.start()
         self.killed_by_us = False
 
-    def _pump(self, source_fd: int, target_fd: int, channel: str) -> None:
-        with contextlib.suppress(OSError):  # the default size when the system refuses
-            fcntl.fcntl(source_fd, F_SETPIPE_SZ, PIPE_SIZE)
+    def _pump(self, streams: dict[int, tuple[int, str]]) -> None:
+        """Copies both pipes until both are closed: one thread, one wake-up for both streams."""
+        selector = selectors.DefaultSelector()
+        for source_fd in streams:
+            with contextlib.suppress(OSError):  # the default size when the system refuses
+                fcntl.fcntl(source_fd, F_SETPIPE_SZ, PIPE_SIZE)
+            selector.register(source_fd, selectors.EVENT_READ)
         # one buffer for every read: a fresh 1 MiB bytes object per os.read is memory the
         # kernel maps and faults in each time, which cost more than the copy out of it
         buffer = bytearray(READ_SIZE)
         view = memoryview(buffer)
-        while True:
-            try:
-                size = os.readv(source_fd, [buffer])
-            except InterruptedError:
-                continue
-            except OSError:
-                return
-            if not size:
-                return
+        with selector:
+            while selector.get_map():
+                busy = False
+                for key, _ in selector.select():
+                    size = self._copy(key.fd, streams[key.fd], buffer, view)
+                    if size == 0:
+                        selector.unregister(key.fd)
+                    busy = busy or size == READ_SIZE  # a full read: more may be waiting
+                if not busy:
+                    time.sleep(SETTLE)
+
+    def _copy(
+        self, source_fd: int, target: tuple[int, str], buffer: bytearray, view: memoryview
+    ) -> int:
+        """One read of a ready pipe, written out and fed to the monitor; 0 at its end."""
+        try:
+            size = os.readv(source_fd, [buffer])
+        except InterruptedError:
+            return -1
+        except OSError:
+            return 0
+        if size:
             data = bytes(view[:size])
-            self.output.write(target_fd, data)
-            self.monitor.feed(SOURCE, channel, data)
-            if size < READ_SIZE // 16:
-                time.sleep(SETTLE)
+            self.output.write(target[0], data)
+            self.monitor.feed(SOURCE, target[1], data)
+        return size
 
     @property
     def pid(self) -> int:
@@ -114,8 +129,7 @@ class Job:
         """The exit status as a shell reports it: the code, or 128 + the signal."""
         code = self.proc.wait()
         # a grandchild may hold the pipes open after the job's own process ended
-        for pump in self.pumps:
-            pump.join(timeout=2.0)
+        self.pump.join(timeout=2.0)
         return 128 - code if code < 0 else code
 
 
