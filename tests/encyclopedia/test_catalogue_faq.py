@@ -44,7 +44,7 @@ LIVE = [
 # An answer shorter than this is a yes or a no, not an answer.
 MIN_ANSWER_CHARS = 100
 # Two answers to the same question whose words agree this much are one template with the names
-# swapped (measured on the shipped catalogue: the closest pair is far below).
+# swapped (0.93 for the test's template; the closest pair of the shipped catalogue: 0.45).
 MAX_SIMILARITY = 0.5
 
 
