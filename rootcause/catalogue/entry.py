@@ -56,7 +56,7 @@ FaqTopic = Literal[
     "inference",
     "confirm",
     "recurrence",
-    "scale",
+    "scaling",
     "monitor",
     "live",
 ]
