@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from encyclopedia import memory
-from rootcause.catalogue import CATEGORIES, SEVERITIES
+from rootcause.catalogue import CATEGORIES, FAQ_TOPICS, SEVERITIES
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -30,6 +30,9 @@ class ReferenceSerializer(serializers.Serializer):
 
 
 class FaqSerializer(serializers.Serializer):
+    topic = serializers.ChoiceField(
+        choices=FAQ_TOPICS, required=False, help_text="Which standard question this answers."
+    )
     q = serializers.CharField()
     a = serializers.CharField()
 

@@ -18,13 +18,14 @@ from typing import Final, get_args
 import msgspec
 import yaml
 
-from rootcause.catalogue.entry import Category, Entry, Severity, json_schema
+from rootcause.catalogue.entry import Category, Entry, FaqTopic, Severity, json_schema
 from rootcause.jsonvalue import JSONObject
 
 __all__ = [
     "CATALOGUE_DIR",
     "CATEGORIES",
     "ENTRY_FIELDS",
+    "FAQ_TOPICS",
     "SCHEMA_PATH",
     "SEVERITIES",
     "CatalogueError",
@@ -48,6 +49,8 @@ ENTRY_FIELDS: Final[tuple[str, ...]] = Entry.__struct_fields__
 # In the order the encyclopedia shows them (the Literal lists them so).
 CATEGORIES: Final[tuple[str, ...]] = get_args(Category)
 SEVERITIES: Final[tuple[str, ...]] = get_args(Severity)
+# The standard FAQ questions, in the order the reference entry asks them ("live" last).
+FAQ_TOPICS: Final[tuple[str, ...]] = get_args(FaqTopic)
 
 
 class CatalogueError(ValueError):

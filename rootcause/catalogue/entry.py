@@ -47,6 +47,19 @@ Framework = Literal[
     "CUDA",
 ]
 SignalKind = Literal["error", "support"]
+# The questions readers of the reference entry find answered for every failure class, in the
+# reference's order (tests/encyclopedia/test_catalogue_faq.py requires one of each per entry),
+# and "live": what `rootcause run` / `rootcause watch` would have shown, and when.
+FaqTopic = Literal[
+    "hardware-or-software",
+    "fix-time",
+    "inference",
+    "confirm",
+    "recurrence",
+    "scaling",
+    "monitor",
+    "live",
+]
 
 Slug = Annotated[str, Meta(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 Command = Annotated[str, Meta(min_length=3)]
@@ -92,6 +105,9 @@ class Reference(_Part, kw_only=True, frozen=True):
 
 
 class Faq(_Part, kw_only=True, frozen=True):
+    """A question and its answer; `topic` marks the standard questions (FaqTopic)."""
+
+    topic: FaqTopic | UnsetType = UNSET
     q: str
     a: str
 
