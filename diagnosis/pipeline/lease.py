@@ -52,9 +52,7 @@ logger = logging.getLogger(__name__)
 class Renewal(Protocol):
     """`lifecycle.renew_lease`: the new expiry, or None if the lease is gone."""
 
-    def __call__(
-        self, *, diagnosis_id: str, status: str, token: uuid.UUID
-    ) -> datetime | None: ...
+    def __call__(self, *, diagnosis_id: str, status: str, token: uuid.UUID) -> datetime | None: ...
 
 
 def lease_seconds() -> float:

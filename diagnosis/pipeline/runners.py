@@ -76,6 +76,7 @@ def run_mask(claim: Claim, carried: Carried) -> Output:
 
     def read_raw() -> Iterator[bytes]:
         return _checked(staged_raw(), claim.check)
+
     # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
     # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
     analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
