@@ -219,11 +219,11 @@ MASKING_RULE_MAX_LENGTH = env_int("MASKING_RULE_MAX_LENGTH", 200, minimum=2)
 # A stage's lease: renewed by its worker's heartbeat every third of it while the stage runs, so a
 # long stage keeps it; a killed worker's lapses within it, and another worker may take it over
 # (diagnosis/pipeline/lease.py). Lease plus DIAGNOSIS_SWEEP_SECONDS bounds that take-over.
-DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 45, minimum=1)
+DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 30, minimum=1)
 # A diagnosis still queued or in a stage this long after its last progress is re-queued.
 DIAGNOSIS_STUCK_AFTER_SECONDS = env_int("DIAGNOSIS_STUCK_AFTER_SECONDS", 600, minimum=1)
 # How often beat runs the sweeper that re-queues them (and diagnoses whose lease expired).
-DIAGNOSIS_SWEEP_SECONDS = env_int("DIAGNOSIS_SWEEP_SECONDS", 15, minimum=1)
+DIAGNOSIS_SWEEP_SECONDS = env_int("DIAGNOSIS_SWEEP_SECONDS", 10, minimum=1)
 DIAGNOSIS_MAX_ATTEMPTS = env_int("DIAGNOSIS_MAX_ATTEMPTS", 3, minimum=1)
 
 # --- Trust tiers, quotas and Scale evaluations (billing_tiers; docs/tiers.md) ----------------

@@ -1,11 +1,11 @@
 """A stage's lease while its worker works: renewed by a heartbeat, checked between chunks.
 
-A claim holds a stage for DIAGNOSIS_STAGE_LEASE_SECONDS (45 s by default). While the stage
+A claim holds a stage for DIAGNOSIS_STAGE_LEASE_SECONDS (30 s by default). While the stage
 runs, one heartbeat thread per worker process renews every lease its process holds, a third of
 a lease apart, each with a compare-and-set on the lease's token (`lifecycle.renew_lease`): a
 worker that is alive keeps its stage however long the stage takes, and a worker that died
 (SIGKILL, an OOM kill: the thread dies with it) leaves a lease that expires within a lease, for
-the stuck-diagnosis sweeper to re-queue (DIAGNOSIS_SWEEP_SECONDS, 15 s).
+the stuck-diagnosis sweeper to re-queue (DIAGNOSIS_SWEEP_SECONDS, 10 s): taken over within 40 s.
 
 No stage runs twice at once. A new holder can only claim a stage once its lease has expired in
 the row, and the old holder stops before that:
