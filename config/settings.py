@@ -132,8 +132,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 3600
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": REDIS_KEY_PREFIX}
-# Redis redelivers a task whose worker died once this many seconds pass without an ack; it must be
-# longer than the longest stage (see DIAGNOSIS_STAGE_LEASE_SECONDS) or healthy tasks run twice.
+# Redis redelivers a task whose worker died once this many seconds pass without an ack; longer
+# than a task's time limit, so that a healthy task is not redelivered (the copy would only find
+# its lease renewed and wait). A killed worker's stage is taken over sooner, by the sweeper, once
+# its lease lapses (DIAGNOSIS_STAGE_LEASE_SECONDS).
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=1)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Queues, unacked sets, bindings and the control (ping) channels all live under the prefix.
@@ -214,12 +216,14 @@ if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():
 # An organisation's own masking rules (terms and patterns; docs/masking.md): how many, how long.
 MASKING_RULES_PER_ORGANIZATION = env_int("MASKING_RULES_PER_ORGANIZATION", 200, minimum=0)
 MASKING_RULE_MAX_LENGTH = env_int("MASKING_RULE_MAX_LENGTH", 200, minimum=2)
-# How long a stage may hold a diagnosis before another worker or the sweeper may take it over.
-DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 300, minimum=1)
+# A stage's lease: renewed by its worker's heartbeat every third of it while the stage runs, so a
+# long stage keeps it; a killed worker's lapses within it, and another worker may take it over
+# (diagnosis/pipeline/lease.py). Lease plus DIAGNOSIS_SWEEP_SECONDS bounds that take-over.
+DIAGNOSIS_STAGE_LEASE_SECONDS = env_int("DIAGNOSIS_STAGE_LEASE_SECONDS", 30, minimum=1)
 # A diagnosis still queued or in a stage this long after its last progress is re-queued.
 DIAGNOSIS_STUCK_AFTER_SECONDS = env_int("DIAGNOSIS_STUCK_AFTER_SECONDS", 600, minimum=1)
 # How often beat runs the sweeper that re-queues them (and diagnoses whose lease expired).
-DIAGNOSIS_SWEEP_SECONDS = env_int("DIAGNOSIS_SWEEP_SECONDS", 60, minimum=1)
+DIAGNOSIS_SWEEP_SECONDS = env_int("DIAGNOSIS_SWEEP_SECONDS", 10, minimum=1)
 DIAGNOSIS_MAX_ATTEMPTS = env_int("DIAGNOSIS_MAX_ATTEMPTS", 3, minimum=1)
 
 # --- Trust tiers, quotas and Scale evaluations (billing_tiers; docs/tiers.md) ----------------

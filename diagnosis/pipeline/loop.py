@@ -1,8 +1,9 @@
 """The loop a Celery task runs: claim a stage, run its runner, complete it, go on to the next.
 
 `workers/tasks.py` registers one task per row of the stage table, each a call of `run_stages`
-with its row; everything else about running a stage (leases, retries, failures, the hand-on of
-the next claim, what is carried in memory, the stage durations) is here, beside the table.
+with its row; everything else about running a stage (leases and their heartbeat, retries,
+failures, the hand-on of the next claim, what is carried in memory, the stage durations) is
+here, beside the table.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from celery import Task
 from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
 from diagnosis import metrics
-from diagnosis.pipeline.stage import Carried, Stage, StageError, Status
+from diagnosis.pipeline.lease import heartbeat
+from diagnosis.pipeline.stage import Carried, LeaseLost, Stage, StageError, Status
 from diagnosis.pipeline.table import stage_of, stages_from, status_after
 from diagnosis.services import lifecycle
 from plumbing.problems import outage_errors
@@ -88,7 +90,7 @@ def _run_stages_timed(
         if following != Status.DONE:
             claim = dataclasses.replace(claim, then=claim.token)
         started = time.monotonic()
-        completed = _run_one(task, claim, stage, carried)
+        completed = _run_held(task, claim, stage, carried)
         if not completed:
             # Our lease was taken over while we worked; the new holder carries the diagnosis on.
             raise Ignore()
@@ -99,18 +101,34 @@ def _run_stages_timed(
         claim = lifecycle.handed_on(claim) or _claim_from(task, diagnosis_id, stage_of(following))
 
 
+def _run_held(task: Task, claim: lifecycle.Claim, stage: Stage, carried: Carried) -> bool:
+    """Runs `stage` while the heartbeat renews its lease, the runner checking it between chunks
+    of its work (lease.py); not for a task run eagerly (the embedded mode), which nothing else
+    can take over."""
+    if getattr(task.request, "is_eager", False):
+        return _run_one(task, claim, stage, carried)
+    with heartbeat.holding(claim) as lease:
+        return _run_one(task, dataclasses.replace(claim, check=lease.check), stage, carried)
+
+
 def _run_one(task: Task, claim: lifecycle.Claim, stage: Stage, carried: Carried) -> bool:
     """Runs `stage` under `claim` and completes it; False if the lease was lost meanwhile.
     A failure no retry fixes fails the diagnosis (and the task is ignored); a connection error
-    retries the task."""
+    retries the task. Failing is fenced like completing: only while the lease is still ours."""
     diagnosis_id = str(claim.diagnosis.id)
     try:
         output = stage.runner(claim, carried)
         completed = lifecycle.complete_stage(claim, fields=output.fields)
         if completed and output.after is not None:
             output.after()
+    except LeaseLost as exc:
+        # Stopped at a check: what the runner did so far is discarded, nothing more is written.
+        logger.warning("stage %s of %s stopped: %s", stage.status, diagnosis_id, exc)
+        return False
     except (StageError, SoftTimeLimitExceeded) as exc:
-        lifecycle.fail_diagnosis(diagnosis_id=diagnosis_id, reason=str(exc) or "stage timed out")
+        lifecycle.fail_diagnosis(
+            diagnosis_id=diagnosis_id, reason=str(exc) or "stage timed out", token=claim.token
+        )
         raise Ignore() from None
     except outage_errors() as exc:
         raise _retry_later(task, diagnosis_id, stage, exc) from None
@@ -120,6 +138,7 @@ def _run_one(task: Task, claim: lifecycle.Claim, stage: Stage, carried: Carried)
         lifecycle.fail_diagnosis(
             diagnosis_id=diagnosis_id,
             reason=f"internal error in {stage.status} ({type(exc).__name__})",
+            token=claim.token,
         )
         raise Ignore() from None
     return completed

@@ -10,7 +10,7 @@ or duplicates a diagnosis.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from typing import TYPE_CHECKING
 
@@ -60,11 +60,23 @@ def _staged(store: StagingStore, key: str) -> Callable[[], Iterator[bytes]]:
     return lambda: started.pop() if started else store.read(key)
 
 
+def _checked(chunks: Iterable[bytes], check: Callable[[], None]) -> Iterator[bytes]:
+    """The chunks, the lease checked before each: a stage whose lease may be another worker's
+    reads and writes no further (LeaseLost; diagnosis/pipeline/lease.py)."""
+    for chunk in chunks:
+        check()
+        yield chunk
+
+
 def run_mask(claim: Claim, carried: Carried) -> Output:
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
-    read_raw = _staged(store, raw_key)
+    staged_raw = _staged(store, raw_key)
+
+    def read_raw() -> Iterator[bytes]:
+        return _checked(staged_raw(), claim.check)
+
     # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
     # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
     analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
@@ -83,6 +95,7 @@ def run_mask(claim: Claim, carried: Carried) -> Output:
         # Two passes over the staged log (read_raw starts again each time): learn the user
         # and host names first, so that mentions before the line that names them are masked.
         for chunk in mask_log(read_raw, masker):
+            claim.check()  # before the chunk is written
             data = chunk.encode("utf-8")
             if kept is not None:
                 kept.append(data)
@@ -110,7 +123,7 @@ def run_match(claim: Claim, carried: Carried) -> Output:
     else:
         masked = _staged(get_store(settings.REDIS_URL), staging_key(MASKED, diagnosis_id))()
     engine = current_engine()
-    result = engine.diagnose(iter_line_chunks(masked))
+    result = engine.diagnose(iter_line_chunks(_checked(masked, claim.check)))
 
     def after() -> None:
         carried.matched, carried.engine = result, engine

@@ -48,6 +48,12 @@ class StageError(Exception):
     """A failure on our side that no retry will fix; the diagnosis is marked failed."""
 
 
+class LeaseLost(Exception):
+    """The stage's lease may have passed to another worker (it was taken over, or this worker
+    could not renew it in time): the runner stops where it is, writes nothing more, and its
+    stage is neither completed nor failed here (diagnosis/pipeline/lease.py)."""
+
+
 @dataclass
 class Carried:
     """What a stage hands on in memory to the stages after it in the same task, so that they do
@@ -72,7 +78,9 @@ class Output:
 
 # A runner does the work of one stage under a claim and returns what its completion writes.
 # It reads its input by the claim's diagnosis (or from `Carried`), raises StageError for a
-# failure no retry fixes, and lets connection errors through (the task retries them).
+# failure no retry fixes, and lets connection errors through (the task retries them). A runner
+# whose work is long calls `claim.check()` between chunks of it, before each write: it raises
+# LeaseLost once the lease may be another worker's.
 Runner = Callable[["Claim", Carried], Output]
 
 

@@ -20,6 +20,7 @@ from diagnosis.services.lifecycle import (
     fail_diagnosis,
     handed_on,
     pipeline_from,
+    renew_lease,
 )
 from diagnosis.services.submission import (
     IDEMPOTENCY_WINDOW,
@@ -65,6 +66,7 @@ __all__ = [
     "pipeline_from",
     "purge_expired_diagnoses",
     "record_sweep",
+    "renew_lease",
     "requeue_stuck_diagnoses",
     "submit_diagnosis",
     "sweep_staging",

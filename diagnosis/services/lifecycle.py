@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -142,6 +142,9 @@ class Claim:
     diagnosis: Diagnosis
     token: uuid.UUID
     then: uuid.UUID | None = None
+    # Raises LeaseLost once the lease may be another worker's; runners call it between chunks
+    # of their work (the loop puts the lease's check here while the heartbeat renews it).
+    check: Callable[[], None] = field(default=lambda: None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -271,6 +274,29 @@ def complete_stage(claim: Claim, *, fields: Mapping[str, object] | None = None) 
     return changed == 1
 
 
+def renew_lease(*, diagnosis_id: str, status: str, token: uuid.UUID) -> datetime | None:
+    """Extends the lease under `token` on stage `status` by DIAGNOSIS_STAGE_LEASE_SECONDS from
+    now, only while it is still live and still that token's (the heartbeat,
+    diagnosis/pipeline/lease.py). Returns the new expiry, or None: the lease expired or passed
+    to another worker, and is not revived."""
+    now = timezone.now()
+    expires_at = now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS)
+    renewed = _update_diagnosis(
+        {"lease_expires_at": expires_at},
+        where=(
+            f"{_column('id')} = %s AND {_column('status')} = %s AND {_column('lease_token')} = %s"
+            f" AND {_column('lease_expires_at')} >= %s"
+        ),
+        params=[
+            _db_value("id", diagnosis_id),
+            status,
+            _db_value("lease_token", token),
+            _db_value("lease_expires_at", now),
+        ],
+    )
+    return expires_at if renewed == 1 else None
+
+
 def handed_on(claim: Claim) -> Claim | None:
     """The claim on the next stage that completing `claim` took with it (see Claim.then), if it
     did; None when the diagnosis is done or the next stage was left unclaimed."""
@@ -280,12 +306,23 @@ def handed_on(claim: Claim) -> Claim | None:
     return None
 
 
-def fail_diagnosis(*, diagnosis_id: str, reason: str, status: str | None = None) -> bool:
+def fail_diagnosis(
+    *,
+    diagnosis_id: str,
+    reason: str,
+    status: str | None = None,
+    token: uuid.UUID | None = None,
+) -> bool:
     """Marks an active diagnosis failed for a reason on our side: the raw log goes with it and
-    the quota unit it was charged is refunded. With `status`, only if it is still in it."""
+    the quota unit it was charged is refunded. With `status`, only if it is still in it; with
+    `token`, only if that lease still holds it (a stage whose lease was taken over does not fail
+    the diagnosis its new holder is working on)."""
     now = timezone.now()
     statuses = (status,) if status else active_statuses()
-    changed = Diagnosis.objects.filter(id=diagnosis_id, status__in=statuses).update(
+    held = Diagnosis.objects.filter(id=diagnosis_id, status__in=statuses)
+    if token is not None:
+        held = held.filter(lease_token=token)
+    changed = held.update(
         status=Status.FAILED,
         failure_reason=reason[:255],
         lease_expires_at=None,

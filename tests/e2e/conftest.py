@@ -19,9 +19,11 @@ from tests.worker import WorkerProcess, tasks_through_redis, worker_environment
 @pytest.fixture
 def worker_env(transactional_db: Any) -> dict[str, str]:
     return worker_environment(
-        # Short so that a killed worker's stage is taken over within seconds in the tests.
+        # Short so that a killed worker's stage is taken over within seconds in the tests; the
+        # lease long enough that its heartbeat (every 3 s, its holder stopping 3 s before it
+        # lapses) keeps it on a machine busy enough to make that thread wait for a core.
         CELERY_VISIBILITY_TIMEOUT="6",
-        DIAGNOSIS_STAGE_LEASE_SECONDS="4",
+        DIAGNOSIS_STAGE_LEASE_SECONDS="9",
     )
 
 
