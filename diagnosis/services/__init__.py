@@ -28,6 +28,7 @@ from diagnosis.services.submission import (
     KeyReused,
     LogRejected,
     Submission,
+    submit_bundle,
     submit_diagnosis,
 )
 from diagnosis.services.upkeep import (
@@ -66,6 +67,7 @@ __all__ = [
     "purge_expired_diagnoses",
     "record_sweep",
     "requeue_stuck_diagnoses",
+    "submit_bundle",
     "submit_diagnosis",
     "sweep_staging",
 ]

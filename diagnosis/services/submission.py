@@ -35,6 +35,7 @@ from billing_tiers.selectors import (
 from billing_tiers.services import charge_quota, charge_quota_creating, check_quota
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
+from diagnosis.bundles import checked_bundle, staged_limit
 from diagnosis.masking import masking_secret
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
@@ -67,6 +68,7 @@ from rootcause.masking.rules import Rule
 logger = logging.getLogger(__name__)
 
 Status = Diagnosis.Status
+Kind = Diagnosis.Kind
 
 
 class LogRejected(ApplicationError):
@@ -258,24 +260,68 @@ def submit_diagnosis(
     compare its digest, never staged). A visitor's diagnosis belongs to no organisation: it is
     reachable by the link with the returned access key until ANONYMOUS_RESULT_HOURS have passed.
     """
-    key_digest = idempotency_key_digest(idempotency_key) if idempotency_key else ""
+    return _submit(
+        actor,
+        chunks,
+        _Intake(source, filename, metadata or JobMetadata(), idempotency_key, Kind.LOG),
+    )
+
+
+def submit_bundle(
+    *,
+    actor: Actor,
+    files: list[tuple[str, bytes]],
+    source: str,
+    filename: str = "",
+    metadata: JobMetadata | None = None,
+    idempotency_key: str = "",
+) -> Submission:
+    """Accepts a bundle, one job's per-rank files ((name, bytes) each, or one archive), as one
+    diagnosis: checked against the bundle limits first (diagnosis/bundles.py: 400 or 413,
+    nothing charged), then charged, staged (as one archive) and enqueued like a log. Its
+    pipeline masks every file, then analyses the hang (diagnosis/pipeline/table.py)."""
+    bundle = checked_bundle(files)
+    intake = _Intake(
+        source, filename or bundle.name, metadata or JobMetadata(), idempotency_key, Kind.BUNDLE
+    )
+    return _submit(actor, bundle.chunks, intake)
+
+
+@dataclass(frozen=True)
+class _Intake:
+    """What a submission says besides its bytes."""
+
+    source: str
+    filename: str
+    metadata: JobMetadata
+    idempotency_key: str
+    kind: str
+
+    @property
+    def max_bytes(self) -> int:
+        return staged_limit() if self.kind == Kind.BUNDLE else _max_bytes()
+
+
+def _submit(actor: Actor, chunks: Iterable[bytes], intake: _Intake) -> Submission:
+    key_digest = idempotency_key_digest(intake.idempotency_key) if intake.idempotency_key else ""
     existing = _by_idempotency_key(actor, key_digest) if key_digest else None
     if existing is not None:
-        return _repeated(actor, existing, _digest_of(_limited(chunks, _max_bytes())))
-    log = _refusing_what_is_not_a_log(chunks)
+        return _repeated(actor, existing, _digest_of(_limited(chunks, intake.max_bytes)))
+    log = _refusing_what_is_not_a_log(chunks) if intake.kind == Kind.LOG else chunks
     actor = _acting_for_an_organization(actor)
     # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
     # later, with the row.
     entitlements, masking_rules = _within_quota(actor)
     draft = _Draft.new(
         actor,
-        source=source,
-        filename=filename,
-        metadata=metadata or JobMetadata(),
+        source=intake.source,
+        filename=intake.filename,
+        metadata=intake.metadata,
         key_digest=key_digest,
         masking_rules=masking_rules,
+        kind=intake.kind,
     )
-    return _stage_and_create(draft, log, entitlements)
+    return _stage_and_create(draft, log, entitlements, max_bytes=intake.max_bytes)
 
 
 def _max_bytes() -> int:
@@ -331,6 +377,7 @@ class _Draft:
     key_digest: str
     masking_rules: list[Rule]
     id: uuid.UUID
+    kind: str = Kind.LOG
     access_key: str = ""
     visitor: VisitorColumns = field(default_factory=lambda: VisitorColumns())
 
@@ -344,6 +391,7 @@ class _Draft:
         metadata: JobMetadata,
         key_digest: str,
         masking_rules: list[Rule],
+        kind: str = Kind.LOG,
     ) -> _Draft:
         access_key = ""
         visitor: VisitorColumns = {}
@@ -362,6 +410,7 @@ class _Draft:
             key_digest=key_digest,
             masking_rules=masking_rules,
             id=uuid.uuid4(),
+            kind=kind,
             access_key=access_key,
             visitor=visitor,
         )
@@ -375,6 +424,7 @@ class _Draft:
             organization=self.actor.organization,
             created_by=self.actor.user if self.actor.is_person else None,
             source=self.source,
+            kind=self.kind,
             filename=_masked_filename(self.filename, masker),
             **_masked_metadata(self.metadata, masker),
             size_bytes=size,
@@ -385,7 +435,7 @@ class _Draft:
 
 
 def _stage_and_create(
-    draft: _Draft, log: Iterable[bytes], entitlements: Entitlements
+    draft: _Draft, log: Iterable[bytes], entitlements: Entitlements, *, max_bytes: int
 ) -> Submission:
     """Stages the log, then charges the unit and creates the row together; the answer. A racing
     duplicate of an Idempotency-Key that committed first is answered instead, and whatever this
@@ -395,7 +445,7 @@ def _stage_and_create(
     raw_key = staging_key(RAW, draft.id)
     body_digest = ""
     try:
-        size, body_digest = _stage_raw(store, raw_key, log)
+        size, body_digest = _stage_raw(store, raw_key, log, max_bytes)
         diagnosis = draft.row(size=size, body_digest=body_digest)
         charge, earlier = _charge_and_create(diagnosis, actor, entitlements, key_digest, raw_key)
     except IntegrityError:
@@ -425,7 +475,9 @@ def _stage_and_create(
     )
 
 
-def _stage_raw(store: StagingStore, raw_key: str, log: Iterable[bytes]) -> tuple[int, str]:
+def _stage_raw(
+    store: StagingStore, raw_key: str, log: Iterable[bytes], max_bytes: int
+) -> tuple[int, str]:
     """Streams the log into the staging store; its size and digest, taken as it streams.
     413 past the size limit, 503 with Redis away."""
     hasher = hashlib.sha256()
@@ -434,7 +486,7 @@ def _stage_raw(store: StagingStore, raw_key: str, log: Iterable[bytes]) -> tuple
         # mid-upload leaves no raw log behind for long.
         size = store.write(
             raw_key,
-            _hashed(_limited(log, _max_bytes()), hasher),
+            _hashed(_limited(log, max_bytes), hasher),
             ttl_seconds=settings.STAGING_PENDING_TTL_SECONDS,
         )
     except redis.RedisError:
