@@ -357,6 +357,7 @@ SPECTACULAR_SETTINGS = {
         "MemberRoleEnum": "accounts.models.Membership.Role",
         "InvitationRoleEnum": "accounts.serializers.INVITABLE_ROLES",
         "MaskingRuleKindEnum": "accounts.models.MaskingRule.Kind",
+        "DiagnosisKindEnum": "diagnosis.pipeline.stage.Kind",
         # two fields named `state`: an alert delivery's and a collective's in a hang's trail
         "DeliveryStateEnum": "alerts.models.WebhookDelivery.State",
         "CollectiveStateEnum": "rootcause.result.COLLECTIVE_STATES",

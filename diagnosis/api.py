@@ -330,6 +330,11 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "the same name. Header values are percent-decoded (send UTF-8 percent-encoded); "
             "`X-Rootcause-Labels` is a comma-separated list, and in a form `labels` may be "
             "repeated.\n\n"
+            "Several `file` parts of one form, or one archive (.tar.gz, .tar, .zip), are a "
+            "bundle: one job's per-rank logs, flight-recorder and stack dumps, diagnosed "
+            "together for a hang (`kind` `bundle`, the result's `hang` section), within the "
+            "bundle limits (413 `bundle-too-large`; 400 `bundle-rejected` for an unreadable "
+            "archive or a pickle that builds anything but plain data).\n\n"
             "The answer is 202 with the queued diagnosis; poll its URL (`Location`), e.g. "
             "with `?wait=30`. Each diagnosis takes one unit of the daily quota (429 when it is "
             "used). An `Idempotency-Key` makes retries safe for 24 hours: the same key with the "
@@ -345,7 +350,17 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "multipart/form-data": {
                 "type": "object",
                 "properties": {
-                    "file": {"type": "string", "format": "binary"},
+                    "file": {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "The log; repeated, the files of one bundle.",
+                    },
+                    "kind": {
+                        "type": "string",
+                        "enum": ["log", "bundle"],
+                        "description": "`bundle` makes one file a bundle (several files, or "
+                        "an archive, are one anyway).",
+                    },
                     "filename": {"type": "string", "maxLength": 255},
                     "job": {"type": "string", "maxLength": 200},
                     "run_url": {"type": "string", "format": "uri", "maxLength": 500},
@@ -381,11 +396,13 @@ class DiagnosisListApi(QuotaHeadersApiView):
             200: OpenApiResponse(
                 DiagnosisSerializer, description="A retry: the key's first diagnosis."
             ),
-            400: _problem("An empty log, not a text log, invalid gzip or metadata."),
+            400: _problem(
+                "An empty log, not a text log, invalid gzip or metadata, an unreadable bundle."
+            ),
             401: _problem("A wrong or revoked API token."),
             403: _problem("The token lacks the `diagnoses:write` scope."),
             409: _problem("A visitor's repeated Idempotency-Key: its link cannot be shown again."),
-            413: _problem("The log is larger than the limit."),
+            413: _problem("The log, or a bundle, is larger than its limits."),
             415: _problem("A body in none of the accepted forms."),
             422: _problem("The Idempotency-Key already made a diagnosis of another log."),
             429: _problem(
