@@ -235,3 +235,52 @@ def test_another_organisation_cannot_read_a_bundle_diagnosis(
         response = _post(acme_api, files_of(DATALOADER))
 
     assert umbrella_api.get(response["Location"]).status_code == 404
+
+
+# --- The web page ------------------------------------------------------------------------------
+
+
+def test_several_files_dropped_on_the_page_are_one_bundle_and_its_page_shows_the_rank_map(
+    client, alice, acme, django_capture_on_commit_callbacks
+):
+    client.force_login(alice)
+    uploads = [SimpleUploadedFile(name, data) for name, data in files_of(DATALOADER)]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_file": uploads})
+
+    assert response.status_code == 302, response.content
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="rank-map"' in page
+    assert 'data-rank="2" data-state="culprit"' in page
+    for rank in (0, 1, 3, 4, 5):
+        assert f'data-rank="{rank}" data-state="waiting"' in page
+    # The grouped stacks: the culprit's group marked, its frame and what it means.
+    assert "in <code>fetch_remote_sample</code> at <code>program.py:50</code>" in page
+    assert "data loading: a DataLoader or dataset fetch that does not return" in page
+    assert "ranks 0-1, 3-5" in page
+    # The per-rank table of a log's diagnosis is the rank map's here.
+    assert 'id="ranks"' not in page
+    assert Diagnosis.objects.get().kind == Diagnosis.Kind.BUNDLE
+
+
+def test_an_archive_chosen_on_the_page_is_a_bundle_and_missing_dumps_show(
+    client, alice, acme, django_capture_on_commit_callbacks
+):
+    client.force_login(alice)
+    # Rank 4's stack dump and log (its faulthandler stacks) left out: the map shows it without a
+    # dump, and the verdict still stands.
+    files = [(n, d) for n, d in files_of(DATALOADER) if n not in ("pyspy_rank4.txt", "rank4.log")]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive = SimpleUploadedFile("job.tar.gz", buffer.getvalue())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_file": archive})
+
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-rank="2" data-state="culprit"' in page
+    assert 'data-rank="4" data-state="missing"' in page
+    assert "stack dump: rank 4" in page
