@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
+from rootcause.hangs import parse_ranks
 from rootcause.result import as_json
 
 EVENT_DIAGNOSIS_DONE = "diagnosis.done"
@@ -42,11 +43,54 @@ def diagnosis_payload(diagnosis: Diagnosis) -> Payload:
             remediation=full.get("remediation"),
             result=full,
         )
+        if full.get("hang"):
+            data["hang"] = _hang_summary(full["hang"])
     return {
         "type": EVENT_DIAGNOSIS_DONE,
         "timestamp": timezone.now().isoformat(),
         "data": data,
     }
+
+
+def _hang_summary(hang: Payload) -> Payload:
+    """A bundle's hang, for a receiver to route on without reading the whole section (which is
+    in `result.hang`): the verdict, the culprits and the stack group each stands in."""
+    culprits = []
+    for culprit in hang.get("culprits") or []:
+        rank = culprit.get("rank")
+        group = next(
+            (g for g in hang.get("stacks") or [] if rank in parse_ranks(str(g.get("ranks", "")))),
+            None,
+        )
+        culprits.append(
+            {
+                "rank": rank,
+                "confidence": culprit.get("confidence"),
+                "reason": culprit.get("reason"),
+                "frame": group.get("frame") if group else None,
+                "where": group.get("where") if group else None,
+                "meaning": group.get("meaning_text") if group else None,
+            }
+        )
+    return {
+        "verdict": hang.get("verdict"),
+        "world_size": hang.get("world_size"),
+        "summary": hang.get("summary"),
+        "culprits": culprits,
+        "missing": hang.get("missing") or [],
+    }
+
+
+def hang_lines(data: Payload) -> list[str]:
+    """The hang in a sentence or two: the verdict, each culprit and where it stands."""
+    hang = data.get("hang")
+    if not hang:
+        return []
+    lines = [f"Hang verdict: {hang.get('verdict')} on {hang.get('world_size')} ranks."]
+    for c in hang.get("culprits") or []:
+        where = f": in `{c['frame']}` at {c['where']} ({c['meaning']})" if c.get("frame") else ""
+        lines.append(f"Culprit rank {c.get('rank')}{where}.")
+    return lines
 
 
 def _slack_escaped(text: str) -> str:
@@ -83,6 +127,9 @@ def slack_message(payload: Payload) -> Payload:
                 "elements": [{"type": "mrkdwn", "text": f"Rank {rank} failed first."}],
             }
         )
+    hang = hang_lines(data)
+    if hang:
+        blocks.append(_slack_section(_slack_escaped("\n".join(hang))))
     return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
 
 
@@ -111,6 +158,8 @@ def email_text(payload: Payload) -> tuple[str, str]:
         lines += ["", f"Root cause: {data['root_cause']}"]
     if data.get("initiating_rank") is not None:
         lines += [f"Rank {data['initiating_rank']} failed first; the others followed from it."]
+    if data.get("hang"):
+        lines += ["", *hang_lines(data)]
     steps = (data.get("remediation") or {}).get("steps") or []
     if steps:
         lines += ["", "Fix:", *(f"{n}. {step}" for n, step in enumerate(steps, 1))]

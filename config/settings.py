@@ -192,6 +192,10 @@ else:
 # --- The pipeline ---------------------------------------------------------------------------
 # Largest log accepted at intake, in bytes.
 ROOTCAUSE_MAX_LOG_BYTES = env_int("ROOTCAUSE_MAX_LOG_BYTES", 100 * 1024 * 1024, minimum=1024)
+# A bundle (one job's per-rank files, diagnosis/bundles.py): at most this many files, and this
+# many bytes once expanded (an archive, or the files together); its upload is a log's size.
+ROOTCAUSE_BUNDLE_MAX_FILES = env_int("ROOTCAUSE_BUNDLE_MAX_FILES", 20_000, minimum=1)
+ROOTCAUSE_BUNDLE_MAX_BYTES = env_int("ROOTCAUSE_BUNDLE_MAX_BYTES", 128 * 1024 * 1024, minimum=1024)
 # Backstop lifetime of the raw log in the staging store; it is deleted as soon as it is masked.
 ROOTCAUSE_RAW_TTL_SECONDS = env_int("ROOTCAUSE_RAW_TTL_SECONDS", 3600, minimum=10)
 # Until its diagnosis row commits, a raw log being staged lives this long after its last chunk, so
@@ -321,6 +325,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.MemoryFileUploadHandler"]
 FILE_UPLOAD_MAX_MEMORY_SIZE = ROOTCAUSE_MAX_LOG_BYTES + 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = ROOTCAUSE_MAX_LOG_BYTES + 1024 * 1024
+# A bundle's files come as parts of one form; one more than its limit, so that the bundle's own
+# check answers a clear 413 (diagnosis/bundles.py) before Django's count refuses the form.
+DATA_UPLOAD_MAX_NUMBER_FILES = ROOTCAUSE_BUNDLE_MAX_FILES + 1
 
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -354,6 +361,7 @@ SPECTACULAR_SETTINGS = {
         "MemberRoleEnum": "accounts.models.Membership.Role",
         "InvitationRoleEnum": "accounts.serializers.INVITABLE_ROLES",
         "MaskingRuleKindEnum": "accounts.models.MaskingRule.Kind",
+        "DiagnosisKindEnum": "diagnosis.pipeline.stage.Kind",
         # two fields named `state`: an alert delivery's and a collective's in a hang's trail
         "DeliveryStateEnum": "alerts.models.WebhookDelivery.State",
         "CollectiveStateEnum": "rootcause.result.COLLECTIVE_STATES",

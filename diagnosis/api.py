@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
+from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -44,6 +45,7 @@ from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
 from billing_tiers.entitlements import Entitlements
 from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers
 from diagnosis import selectors, services
+from diagnosis.bundles import HEAD_BYTES
 from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
@@ -63,6 +65,7 @@ from diagnosis.throttles import (
 )
 from plumbing.problems import ApplicationError, PayloadTooLarge
 from plumbing.ratelimit import GateRefused
+from rootcause.hangs import is_archive
 
 
 def _problem(description: str) -> OpenApiResponse:
@@ -129,6 +132,8 @@ class _Upload:
     chunks: Iterable[bytes]
     filename: str
     metadata: JobMetadata
+    # A bundle's files, (name, bytes) each: several `file` parts of a form, or one archive.
+    files: list[tuple[str, bytes]] | None = None
 
 
 def _split_labels(values: Iterable[str]) -> list[str]:
@@ -146,18 +151,21 @@ def _upload_of(request: Request) -> _Upload:
             fields[name] = _split_labels([value]) if name == "labels" else value
     media_type = (request.content_type or "").split(";")[0].strip().lower()
     chunks: Iterable[bytes]
+    files = None
     if media_type == "multipart/form-data":
-        upload = request.FILES.get("file")
-        if upload is None:
+        uploads = request.FILES.getlist("file")
+        if not uploads:
             raise ApplicationError("Send the log as the `file` field of the form.")
-        fields.setdefault("filename", upload.name or "")
         form = cast(QueryDict, request.data)  # the multipart parser gives a QueryDict
+        files = _bundle_files(uploads, bundle=form.get("kind") == "bundle")
+        if files is None or len(files) == 1:
+            fields.setdefault("filename", uploads[0].name or "")
         for name in METADATA_HEADERS:
             if name == "labels" and "labels" in form:
                 fields["labels"] = _split_labels(form.getlist("labels"))
             elif name in form:
                 fields[name] = form[name]
-        chunks = upload.chunks()
+        chunks = uploads[0].chunks()
     elif media_type == "application/json":
         if not isinstance(request.data, dict):
             raise ApplicationError('Send a JSON object: {"log": "…", "filename": "…"}.')
@@ -178,7 +186,19 @@ def _upload_of(request: Request) -> _Upload:
         )
     metadata = SubmissionMetadataSerializer(data=fields)
     metadata.is_valid(raise_exception=True)
-    return _Upload(chunks, metadata.validated_data.get("filename", ""), metadata.metadata())
+    return _Upload(chunks, metadata.validated_data.get("filename", ""), metadata.metadata(), files)
+
+
+def _bundle_files(uploads: list[UploadedFile], *, bundle: bool) -> list[tuple[str, bytes]] | None:
+    """The files of a bundle, if the form is one: several `file` parts, one archive (.tar.gz,
+    .tar, .zip, by its first bytes), or one file with `kind=bundle`. None for a log. The parts
+    are in memory already (settings.FILE_UPLOAD_HANDLERS): read, not spooled."""
+    if len(uploads) == 1 and not bundle:
+        head = uploads[0].read(HEAD_BYTES)
+        uploads[0].seek(0)
+        if not is_archive(head):
+            return None
+    return [(upload.name or f"file{i}", upload.read()) for i, upload in enumerate(uploads)]
 
 
 def _encoded(text: str, size: int = 1 << 20) -> Iterator[bytes]:
@@ -310,6 +330,11 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "the same name. Header values are percent-decoded (send UTF-8 percent-encoded); "
             "`X-Rootcause-Labels` is a comma-separated list, and in a form `labels` may be "
             "repeated.\n\n"
+            "Several `file` parts of one form, or one archive (.tar.gz, .tar, .zip), are a "
+            "bundle: one job's per-rank logs, flight-recorder and stack dumps, diagnosed "
+            "together for a hang (`kind` `bundle`, the result's `hang` section), within the "
+            "bundle limits (413 `bundle-too-large`; 400 `bundle-rejected` for an unreadable "
+            "archive or a pickle that builds anything but plain data).\n\n"
             "The answer is 202 with the queued diagnosis; poll its URL (`Location`), e.g. "
             "with `?wait=30`. Each diagnosis takes one unit of the daily quota (429 when it is "
             "used). An `Idempotency-Key` makes retries safe for 24 hours: the same key with the "
@@ -325,7 +350,17 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "multipart/form-data": {
                 "type": "object",
                 "properties": {
-                    "file": {"type": "string", "format": "binary"},
+                    "file": {
+                        "type": "string",
+                        "format": "binary",
+                        "description": "The log; repeated, the files of one bundle.",
+                    },
+                    "kind": {
+                        "type": "string",
+                        "enum": ["log", "bundle"],
+                        "description": "`bundle` makes one file a bundle (several files, or "
+                        "an archive, are one anyway).",
+                    },
                     "filename": {"type": "string", "maxLength": 255},
                     "job": {"type": "string", "maxLength": 200},
                     "run_url": {"type": "string", "format": "uri", "maxLength": 500},
@@ -361,11 +396,13 @@ class DiagnosisListApi(QuotaHeadersApiView):
             200: OpenApiResponse(
                 DiagnosisSerializer, description="A retry: the key's first diagnosis."
             ),
-            400: _problem("An empty log, not a text log, invalid gzip or metadata."),
+            400: _problem(
+                "An empty log, not a text log, invalid gzip or metadata, an unreadable bundle."
+            ),
             401: _problem("A wrong or revoked API token."),
             403: _problem("The token lacks the `diagnoses:write` scope."),
             409: _problem("A visitor's repeated Idempotency-Key: its link cannot be shown again."),
-            413: _problem("The log is larger than the limit."),
+            413: _problem("The log, or a bundle, is larger than its limits."),
             415: _problem("A body in none of the accepted forms."),
             422: _problem("The Idempotency-Key already made a diagnosis of another log."),
             429: _problem(
@@ -382,16 +419,30 @@ class DiagnosisListApi(QuotaHeadersApiView):
                 f"The log is larger than the limit of {settings.ROOTCAUSE_MAX_LOG_BYTES} bytes."
             )
         upload = _upload_of(request)
-        submission = services.submit_diagnosis(
-            actor=actor,
-            chunks=gunzip_if_needed(upload.chunks),
-            source=Diagnosis.Source.CLI
+        source = (
+            Diagnosis.Source.CLI
             if request.headers.get("X-Rootcause-Client") == "cli"
-            else Diagnosis.Source.API,
-            filename=upload.filename,
-            metadata=upload.metadata,
-            idempotency_key=request.headers.get("Idempotency-Key", ""),
+            else Diagnosis.Source.API
         )
+        key = request.headers.get("Idempotency-Key", "")
+        if upload.files is not None:
+            submission = services.submit_bundle(
+                actor=actor,
+                files=upload.files,
+                source=source,
+                filename=upload.filename,
+                metadata=upload.metadata,
+                idempotency_key=key,
+            )
+        else:
+            submission = services.submit_diagnosis(
+                actor=actor,
+                chunks=gunzip_if_needed(upload.chunks),
+                source=source,
+                filename=upload.filename,
+                metadata=upload.metadata,
+                idempotency_key=key,
+            )
         self.quota_actor = submission.actor
         self.quota_entitlements = submission.entitlements
         self.quota_known = submission.quota

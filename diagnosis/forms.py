@@ -5,9 +5,29 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from django import forms
+from django.core.files.uploadedfile import UploadedFile
 
 from diagnosis.pipeline.stage import status_choices
 from diagnosis.selectors import HistoryFilters
+
+
+class _Files(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files under one name (Django's documented way): a list, empty when none."""
+
+    def __init__(self, **kwargs: Any) -> None:  # FileField's keyword arguments
+        kwargs.setdefault("widget", _Files())
+        super().__init__(**kwargs)
+
+    # the widget's value: one file, a list of them, or nothing
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+        one = super().clean
+        if isinstance(data, (list, tuple)):
+            return [one(d, initial) for d in data]
+        return [one(data, initial)] if data else []
 
 
 class DiagnoseForm(forms.Form):
@@ -16,7 +36,8 @@ class DiagnoseForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false"}),
     )
-    log_file = forms.FileField(label="or upload a file (.log, .txt, .gz)", required=False)
+    # One log, or the files of one job's bundle (several files, or one archive).
+    log_file = MultipleFileField(label="or upload a file (.log, .txt, .gz)", required=False)
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}

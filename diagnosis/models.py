@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from accounts.models import Organization
-from diagnosis.pipeline.stage import FINAL_STATUSES, Status, status_choices
+from diagnosis.pipeline.stage import FINAL_STATUSES, Kind, Status, status_choices
 
 
 class Diagnosis(models.Model):
@@ -19,6 +19,8 @@ class Diagnosis(models.Model):
 
     # queued, done and failed; a stage's status is its row's (diagnosis/pipeline/table.py).
     Status = Status
+    # a log, or a bundle of one job's per-rank files (its stages: diagnosis/pipeline/table.py)
+    Kind = Kind
 
     class Source(models.TextChoices):
         WEB = "web"
@@ -51,6 +53,7 @@ class Diagnosis(models.Model):
         related_name="diagnoses",
     )
     source = models.CharField(max_length=8, choices=Source.choices)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.LOG)
     # A file name the caller gave, masked like the log before it is stored.
     filename = models.CharField(max_length=255, blank=True)
     size_bytes = models.BigIntegerField()

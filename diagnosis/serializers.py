@@ -53,6 +53,10 @@ class DiagnosisSerializer(FieldsBoundOnce):
     id = serializers.UUIDField()
     status = serializers.ChoiceField(choices=status_choices())
     progress = serializers.IntegerField(help_text="Percent of the pipeline done.")
+    kind = serializers.ChoiceField(
+        choices=Diagnosis.Kind.choices,
+        help_text="`log`, or `bundle`: one job's per-rank files, judged for a hang.",
+    )
     failure_reason = serializers.CharField(
         required=False, help_text="Why the diagnosis failed on our side; only when it failed."
     )
@@ -110,6 +114,7 @@ class DiagnosisSummarySerializer(serializers.Serializer):
     status = serializers.CharField()
     outcome = serializers.CharField(allow_blank=True)
     failure_slug = serializers.CharField(allow_blank=True, help_text="The failure class.")
+    kind = serializers.ChoiceField(choices=Diagnosis.Kind.choices)
     filename = serializers.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
     job = serializers.CharField(allow_blank=True)

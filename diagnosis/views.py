@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -10,25 +11,30 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from msgspec import UnsetType
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
-from accounts.actors import actor_of
+from accounts.actors import Actor, actor_of
 from billing_tiers.entitlements import entitlements_for, upgrade_from
 from billing_tiers.selectors import quota_status
 from diagnosis import selectors, services
+from diagnosis.bundles import HEAD_BYTES
 from diagnosis.forms import DiagnoseForm, HistoryFilterForm
 from diagnosis.intake import gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
-from diagnosis.pipeline.table import is_active, stages, stages_from
+from diagnosis.pipeline.table import is_active, stages, stages_for, stages_from
 from diagnosis.selectors import HistoryFilters
 from encyclopedia.selectors import list_entries
 from plumbing.problems import ApplicationError
+from rootcause.hangs import is_archive, parse_ranks, rank_states
+from rootcause.result import DiagnosisResult
 
 
 def _result_url(submission: services.Submission) -> str:
@@ -76,15 +82,8 @@ def home(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = DiagnoseForm(request.POST, request.FILES)
         if form.is_valid():
-            upload = form.cleaned_data["log_file"]
-            chunks = upload.chunks() if upload else [form.cleaned_data["log_text"].encode("utf-8")]
             try:
-                submission = services.submit_diagnosis(
-                    actor=actor,
-                    chunks=gunzip_if_needed(chunks),
-                    source=Diagnosis.Source.WEB,
-                    filename=upload.name if upload else "",
-                )
+                submission = _submit_form(actor, form)
             except ApplicationError as exc:
                 # Over quota too: the message says when it resets and which tier raises it.
                 form.add_error(None, exc.detail)
@@ -98,6 +97,29 @@ def home(request: HttpRequest) -> HttpResponse:
     for header, value in headers.items():  # a 429's Retry-After and RateLimit-*
         response[header] = value
     return response
+
+
+def _submit_form(actor: Actor, form: DiagnoseForm) -> services.Submission:
+    """The pasted text or the one file chosen is a log; several files, or one archive, are the
+    bundle of one job (diagnosis/bundles.py), diagnosed together for a hang."""
+    uploads: list[UploadedFile] = form.cleaned_data["log_file"]
+    if len(uploads) > 1 or (uploads and _is_archive(uploads[0])):
+        files = [(upload.name or f"file{i}", upload.read()) for i, upload in enumerate(uploads)]
+        return services.submit_bundle(actor=actor, files=files, source=Diagnosis.Source.WEB)
+    upload = uploads[0] if uploads else None
+    chunks = upload.chunks() if upload else [form.cleaned_data["log_text"].encode("utf-8")]
+    return services.submit_diagnosis(
+        actor=actor,
+        chunks=gunzip_if_needed(chunks),
+        source=Diagnosis.Source.WEB,
+        filename=(upload.name or "") if upload else "",
+    )
+
+
+def _is_archive(upload: UploadedFile) -> bool:
+    head = upload.read(HEAD_BYTES)
+    upload.seek(0)
+    return is_archive(head)
 
 
 def _relative(link: str | None) -> str | None:
@@ -134,8 +156,9 @@ def history(request: HttpRequest) -> HttpResponse:
     return render(request, "diagnosis/history.html", context)
 
 
-def _stage_list(status: str) -> list[tuple[str, str, str]]:
-    """(status, label, "done", "current" or "") for each stage, for a diagnosis in `status`."""
+def _stage_list(status: str, kind: str) -> list[tuple[str, str, str]]:
+    """(status, label, "done", "current" or "") for each stage a diagnosis of `kind` goes
+    through, for one in `status`."""
     ahead = {stage.status for stage in stages_from(status)}
     return [
         (
@@ -143,8 +166,28 @@ def _stage_list(status: str) -> list[tuple[str, str, str]]:
             stage.label,
             "current" if stage.status == status else "" if stage.status in ahead else "done",
         )
-        for stage in stages()
+        for stage in stages_for(kind)
     ]
+
+
+def _hang_context(result: DiagnosisResult | None) -> dict[str, object] | None:
+    """A bundle's hang for the page: the rank map (each rank culprit, waiting or without a
+    dump), its counts, and the grouped stacks with the culprits' groups marked."""
+    if result is None or isinstance(result.hang, UnsetType):
+        return None
+    hang = result.hang
+    cells = rank_states(hang)
+    culprits = {c.rank for c in hang.culprits}
+    return {
+        "section": hang,
+        "cells": cells,
+        "counts": Counter(state for _, state in cells),
+        # past a few hundred ranks the cells carry no number (the title still says it)
+        "dense": len(cells) > 256,
+        "groups": [
+            (group, bool(culprits & set(parse_ranks(group.ranks)))) for group in hang.stacks
+        ],
+    }
 
 
 def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
@@ -169,11 +212,15 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
             "active": is_active(diagnosis.status),
             "anonymous": diagnosis.organization_id is None,
             "stage_label": labels.get(diagnosis.status, ""),
-            "stages": _stage_list(diagnosis.status),
+            "stages": _stage_list(diagnosis.status, diagnosis.kind),
+            "hang": _hang_context(result),
             # The page's script polls the API and shows these labels (json_script escapes them).
             "progress_config": {"url": poll_url, "labels": labels},
             "permalink": request.build_absolute_uri(permalink),
-            "ranks": sorted(result.ranks, key=lambda r: r.rank) if result else [],
+            # a bundle's ranks are in its rank map instead
+            "ranks": sorted(result.ranks, key=lambda r: r.rank)
+            if result and diagnosis.kind == Diagnosis.Kind.LOG
+            else [],
             # A rank can fail first by saying nothing (it hung): the table still names it.
             "silent_initiator": result is not None
             and result.initiating_rank is not None

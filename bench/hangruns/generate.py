@@ -307,8 +307,9 @@ def run(sc: Scenario, workdir: str) -> tuple[bool, str, dict[str, bytes]]:
             fault_seen = time.time()
             if sc.moment == "freeze":
                 time.sleep(0.3)
+                # Said nowhere in the bundle: the launcher's log is evidence, and a line naming
+                # the frozen rank would hand the analyser its label.
                 os.kill(pids[culprit], signal.SIGSTOP)
-                launcher.append(f"rank {culprit} frozen (SIGSTOP)")
         settled = fault_seen is not None and (time.time() - fault_seen >= sc.settle or not live)
         if sc.moment in ("stall", "freeze", "mismatch") and settled:
             ok = sc.moment == "mismatch" or culprit in live

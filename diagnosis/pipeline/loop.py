@@ -86,7 +86,7 @@ def _run_stages_timed(
     carried = Carried()
     while True:
         stage = stage_of(claim.diagnosis.status)
-        following = status_after(stage)
+        following = status_after(stage, claim.diagnosis.kind)
         if following != Status.DONE:
             claim = dataclasses.replace(claim, then=claim.token)
         started = time.monotonic()

@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice
 from typing import TYPE_CHECKING
 
+import msgspec
 from django.conf import settings
 
 from accounts.selectors import masking_rules_of
 from billing_tiers.selectors import includes_fix_steps
+from diagnosis.bundles import bundle_limits
 from diagnosis.masking import masking_secret
-from diagnosis.pipeline.stage import Carried, Output, StageError
+from diagnosis.pipeline.stage import Carried, Kind, Output, StageError
 from diagnosis.selectors import stored_result
 from diagnosis.staging import (
     LOST_IN_OUTAGE,
@@ -31,6 +33,7 @@ from diagnosis.staging import (
     staging_key,
 )
 from encyclopedia.selectors import current_engine
+from rootcause.hangs import Bundle, BundleError, analyse, read_bundle, result_for
 from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.masking.recognizer import shared_analyzer
 from rootcause.remediation import complete_result
@@ -68,7 +71,22 @@ def _checked(chunks: Iterable[bytes], check: Callable[[], None]) -> Iterator[byt
         yield chunk
 
 
+def _masker(claim: Claim) -> Masker:
+    # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
+    # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
+    analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
+    return Masker(
+        secret=masking_secret(str(claim.diagnosis.id)),
+        analyzer=analyzer,
+        # The organisation's own terms and patterns, for its diagnoses only (a visitor's has
+        # none); read when the stage runs, so a rule added after submission applies too.
+        rules=masking_rules_of(claim.diagnosis.organization_id),
+    )
+
+
 def run_mask(claim: Claim, carried: Carried) -> Output:
+    if claim.diagnosis.kind == Kind.BUNDLE:
+        return _mask_bundle(claim, carried)
     diagnosis_id = str(claim.diagnosis.id)
     store = get_store(settings.REDIS_URL)
     raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
@@ -77,16 +95,7 @@ def run_mask(claim: Claim, carried: Carried) -> Output:
     def read_raw() -> Iterator[bytes]:
         return _checked(staged_raw(), claim.check)
 
-    # Presidio's analyzer: the Hyperscan log recognizers, Presidio's validated ones and the
-    # operator's (MASKING_RECOGNIZERS_FILE), one per process (rootcause/masking/recognizer.py).
-    analyzer = shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None)
-    masker = Masker(
-        secret=masking_secret(diagnosis_id),
-        analyzer=analyzer,
-        # The organisation's own terms and patterns, for its diagnoses only (a visitor's has
-        # none); read when the stage runs, so a rule added after submission applies too.
-        rules=masking_rules_of(claim.diagnosis.organization_id),
-    )
+    masker = _masker(claim)
     # The masked text as written, kept for the match stage while it fits in one read chunk.
     kept: list[bytes] | None = []
 
@@ -116,6 +125,63 @@ def run_mask(claim: Claim, carried: Carried) -> Output:
     return Output({"masking_counts": dict(masker.counts)}, after)
 
 
+def _mask_bundle(claim: Claim, carried: Carried) -> Output:
+    """A bundle's mask stage: every file masked with the log's masker (names learned across all
+    of them first) and recognised by its content, staged as JSON of the masked, parsed files;
+    the raw archive is deleted once that exists. Nothing after this stage sees a raw byte."""
+    diagnosis_id = str(claim.diagnosis.id)
+    store = get_store(settings.REDIS_URL)
+    raw_key, masked_key = staging_key(RAW, diagnosis_id), staging_key(MASKED, diagnosis_id)
+    raw = b"".join(_checked(_staged(store, raw_key)(), claim.check))
+    masker = _masker(claim)
+    try:
+        bundle = read_bundle(raw, limits=bundle_limits(), masker=masker, learn=True)
+    except BundleError as exc:
+        # Checked at intake, so only a change of limits in between gets here. The reason is
+        # stored: masked like the files it may name.
+        raise StageError(masker.mask(f"bundle refused: {exc}")[:250]) from None
+    del raw
+    claim.check()  # before the masked bundle is written
+    store.write(
+        masked_key, [msgspec.json.encode(bundle)], ttl_seconds=settings.ROOTCAUSE_RAW_TTL_SECONDS
+    )
+
+    def after() -> None:
+        store.delete(raw_key)
+        carried.bundle = bundle
+
+    return Output({"masking_counts": dict(masker.counts)}, after)
+
+
+def run_analyse(claim: Claim, carried: Carried) -> Output:
+    """A bundle's hang analysis (rootcause.hangs) over its masked files: the verdict is the
+    diagnosis' class, a single culprit its initiating rank, the rest in the `hang` section."""
+    bundle = carried.bundle
+    if bundle is None:
+        staged = _staged(
+            get_store(settings.REDIS_URL), staging_key(MASKED, str(claim.diagnosis.id))
+        )
+        bundle = msgspec.json.decode(b"".join(_checked(staged(), claim.check)), type=Bundle)
+    engine = current_engine()
+    result = result_for(
+        analyse(bundle, engine), masked=claim.diagnosis.masking_counts, engine=engine
+    )
+
+    def after() -> None:
+        carried.matched, carried.engine = result, engine
+
+    return Output(_result_fields(result, engine.version), after)
+
+
+def _result_fields(result: DiagnosisResult, version: str) -> dict[str, object]:
+    return {
+        "result": as_json(result),
+        "outcome": result.outcome,
+        "failure_slug": result.failure.slug if result.failure else "",
+        "catalogue_version": version,
+    }
+
+
 def run_match(claim: Claim, carried: Carried) -> Output:
     diagnosis_id = str(claim.diagnosis.id)
     if carried.masked is not None:
@@ -128,13 +194,7 @@ def run_match(claim: Claim, carried: Carried) -> Output:
     def after() -> None:
         carried.matched, carried.engine = result, engine
 
-    fields = {
-        "result": as_json(result),
-        "outcome": result.outcome,
-        "failure_slug": result.failure.slug if result.failure else "",
-        "catalogue_version": engine.version,
-    }
-    return Output(fields, after)
+    return Output(_result_fields(result, engine.version), after)
 
 
 def run_remediate(claim: Claim, carried: Carried) -> Output:

@@ -15,6 +15,7 @@ from django.db import models
 if TYPE_CHECKING:
     from diagnosis.services.lifecycle import Claim
     from rootcause.engine import Engine
+    from rootcause.hangs import Bundle
     from rootcause.result import DiagnosisResult
 
 
@@ -29,6 +30,16 @@ class Status(models.TextChoices):
 
 
 FINAL_STATUSES: tuple[str, ...] = (Status.DONE, Status.FAILED)
+
+
+class Kind(models.TextChoices):
+    """What was submitted: one log (or several ranks' logs in one text), or a bundle of one
+    job's per-rank files (logs, flight-recorder dumps, stack dumps) judged for a hang. A stage
+    row names the kinds it runs for; the others pass it by."""
+
+    LOG = "log"
+    BUNDLE = "bundle"
+
 
 # The column's width (Diagnosis.status): the table refuses a longer stage status.
 STATUS_MAX_LENGTH = 16
@@ -62,6 +73,7 @@ class Carried:
     redelivered message, the sweeper) has nothing carried and reads the row."""
 
     masked: list[bytes] | None = None  # the masked text, as staged, when it is small
+    bundle: Bundle | None = None  # a bundle's files, masked and parsed, as staged
     matched: DiagnosisResult | None = None  # the match stage's result, as stored
     engine: Engine | None = None  # the engine that matched it (its catalogue version is stored)
 
@@ -94,3 +106,6 @@ class Stage:
     # Which staged value (diagnosis/staging.py: RAW or MASKED) the stage reads, if any: the
     # staging sweeper fails a diagnosis waiting for this stage whose value Redis lost.
     needs_staged: str | None = None
+    # The kinds of diagnosis (Kind) the stage runs for; a diagnosis of another kind goes from
+    # the stage before straight to the next one that runs for it.
+    kinds: tuple[str, ...] = (Kind.LOG, Kind.BUNDLE)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from diagnosis.pipeline import runners
-from diagnosis.pipeline.stage import FINAL_STATUSES, STATUS_MAX_LENGTH, Stage, Status
+from diagnosis.pipeline.stage import FINAL_STATUSES, STATUS_MAX_LENGTH, Kind, Stage, Status
 from diagnosis.staging import MASKED, RAW
 
 STAGES: tuple[Stage, ...] = (
@@ -39,6 +39,16 @@ STAGES: tuple[Stage, ...] = (
         percent_done=80,
         label="Matching the log against the catalogue",
         needs_staged=MASKED,
+        kinds=(Kind.LOG,),
+    ),
+    Stage(
+        "analysing",
+        runners.run_analyse,
+        task="workers.tasks.analyse",
+        percent_done=80,
+        label="Reading the ranks' stacks and flight-recorder dumps",
+        needs_staged=MASKED,
+        kinds=(Kind.BUNDLE,),
     ),
     Stage(
         "remediating",
@@ -60,6 +70,9 @@ class StageTable:
             raise ValueError(f"stage statuses must be distinct and not {sorted(reserved)}")
         if any(len(status) > STATUS_MAX_LENGTH for status in statuses):
             raise ValueError(f"a stage status is longer than {STATUS_MAX_LENGTH} characters")
+        if set(stages[0].kinds) != set(Kind.values):
+            # a queued diagnosis of any kind is claimed by the first stage
+            raise ValueError("the first stage must run for every kind of diagnosis")
         self.stages = stages
         self.index = {status: i for i, status in enumerate(statuses)}
         # A diagnosis waits in QUEUED for the first stage, and ends in DONE or FAILED.
@@ -120,10 +133,23 @@ def stages_from(status: str) -> tuple[Stage, ...]:
     return () if index is None else _table.stages[index:]
 
 
-def status_after(stage: Stage) -> str:
-    """Where a diagnosis goes when `stage` completes: the next stage's status, or DONE."""
-    index = _table.index[stage.status] + 1
-    return _table.stages[index].status if index < len(_table.stages) else Status.DONE
+def status_after(stage: Stage, kind: str = Kind.LOG) -> str:
+    """Where a diagnosis of `kind` goes when `stage` completes: the next stage that runs for
+    that kind, or DONE."""
+    for later in _table.stages[_table.index[stage.status] + 1 :]:
+        if kind in later.kinds:
+            return later.status
+    return Status.DONE
+
+
+def longest_path() -> int:
+    """The most stages one diagnosis goes through (the attempts cap counts a claim of each)."""
+    return max(len(stages_for(kind)) for kind in Kind.values)
+
+
+def stages_for(kind: str) -> tuple[Stage, ...]:
+    """The stages a diagnosis of `kind` goes through, in order (the result page lists them)."""
+    return tuple(stage for stage in _table.stages if kind in stage.kinds)
 
 
 def may_claim(stage: Stage) -> tuple[str, ...]:

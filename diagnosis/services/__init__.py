@@ -29,6 +29,7 @@ from diagnosis.services.submission import (
     KeyReused,
     LogRejected,
     Submission,
+    submit_bundle,
     submit_diagnosis,
 )
 from diagnosis.services.upkeep import (
@@ -68,6 +69,7 @@ __all__ = [
     "record_sweep",
     "renew_lease",
     "requeue_stuck_diagnoses",
+    "submit_bundle",
     "submit_diagnosis",
     "sweep_staging",
 ]

@@ -32,9 +32,9 @@ from diagnosis.models import Diagnosis
 from diagnosis.pipeline.table import (
     active_statuses,
     is_active,
+    longest_path,
     may_claim,
     stage_of,
-    stages,
     stages_from,
     status_after,
 )
@@ -184,7 +184,7 @@ def claim_stage(
         )
         waiting_params += [stage, _db_value("lease_token", token)]
     # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
-    max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * len(stages())
+    max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * longest_path()
     claimed = _update_diagnosis(
         {
             "status": stage,
@@ -220,7 +220,7 @@ def complete_stage(claim: Claim, *, fields: Mapping[str, object] | None = None) 
     on). On success `claim.diagnosis` is updated in memory to the row as written.
     """
     stage = stage_of(claim.diagnosis.status)
-    next_status = status_after(stage)
+    next_status = status_after(stage, claim.diagnosis.kind)
     now = timezone.now()
     values: dict[str, object] = {
         "status": next_status,
@@ -249,7 +249,7 @@ def complete_stage(claim: Claim, *, fields: Mapping[str, object] | None = None) 
             {**values, **next_lease},
             count_attempt=True,
             where=f"{held} AND {_column('attempts')} < %s",
-            params=[*held_params, settings.DIAGNOSIS_MAX_ATTEMPTS * len(stages())],
+            params=[*held_params, settings.DIAGNOSIS_MAX_ATTEMPTS * longest_path()],
         )
         if not changed:
             next_lease = {}

@@ -33,30 +33,25 @@ from billing_tiers.selectors import (
     utc_day,
 )
 from billing_tiers.services import charge_quota, charge_quota_creating, check_quota
-from config.celery import app as celery_app
-from config.celery import publisher as task_publisher
+from diagnosis.bundles import checked_bundle, staged_limit
 from diagnosis.masking import masking_secret
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import access_key_digest, idempotency_key_digest, submission_facts
-from diagnosis.services.lifecycle import enqueue_pipeline, fail_diagnosis, pipeline_from
+from diagnosis.services.enqueue import keep_and_enqueue
 from diagnosis.staging import (
-    LOST_IN_OUTAGE,
     RAW,
-    RedisStagingStore,
     StagingStore,
     get_store,
     staging_key,
 )
 from plumbing import sql
-from plumbing.broker import QueuedMessage
 from plumbing.problems import (
     ApplicationError,
     Conflict,
     PayloadTooLarge,
     ServiceUnavailable,
     Unprocessable,
-    outage_errors,
 )
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
@@ -67,6 +62,7 @@ from rootcause.masking.rules import Rule
 logger = logging.getLogger(__name__)
 
 Status = Diagnosis.Status
+Kind = Diagnosis.Kind
 
 
 class LogRejected(ApplicationError):
@@ -258,24 +254,68 @@ def submit_diagnosis(
     compare its digest, never staged). A visitor's diagnosis belongs to no organisation: it is
     reachable by the link with the returned access key until ANONYMOUS_RESULT_HOURS have passed.
     """
-    key_digest = idempotency_key_digest(idempotency_key) if idempotency_key else ""
+    return _submit(
+        actor,
+        chunks,
+        _Intake(source, filename, metadata or JobMetadata(), idempotency_key, Kind.LOG),
+    )
+
+
+def submit_bundle(
+    *,
+    actor: Actor,
+    files: list[tuple[str, bytes]],
+    source: str,
+    filename: str = "",
+    metadata: JobMetadata | None = None,
+    idempotency_key: str = "",
+) -> Submission:
+    """Accepts a bundle, one job's per-rank files ((name, bytes) each, or one archive), as one
+    diagnosis: checked against the bundle limits first (diagnosis/bundles.py: 400 or 413,
+    nothing charged), then charged, staged (as one archive) and enqueued like a log. Its
+    pipeline masks every file, then analyses the hang (diagnosis/pipeline/table.py)."""
+    bundle = checked_bundle(files)
+    intake = _Intake(
+        source, filename or bundle.name, metadata or JobMetadata(), idempotency_key, Kind.BUNDLE
+    )
+    return _submit(actor, bundle.chunks, intake)
+
+
+@dataclass(frozen=True)
+class _Intake:
+    """What a submission says besides its bytes."""
+
+    source: str
+    filename: str
+    metadata: JobMetadata
+    idempotency_key: str
+    kind: str
+
+    @property
+    def max_bytes(self) -> int:
+        return staged_limit() if self.kind == Kind.BUNDLE else _max_bytes()
+
+
+def _submit(actor: Actor, chunks: Iterable[bytes], intake: _Intake) -> Submission:
+    key_digest = idempotency_key_digest(intake.idempotency_key) if intake.idempotency_key else ""
     existing = _by_idempotency_key(actor, key_digest) if key_digest else None
     if existing is not None:
-        return _repeated(actor, existing, _digest_of(_limited(chunks, _max_bytes())))
-    log = _refusing_what_is_not_a_log(chunks)
+        return _repeated(actor, existing, _digest_of(_limited(chunks, intake.max_bytes)))
+    log = _refusing_what_is_not_a_log(chunks) if intake.kind == Kind.LOG else chunks
     actor = _acting_for_an_organization(actor)
     # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
     # later, with the row.
     entitlements, masking_rules = _within_quota(actor)
     draft = _Draft.new(
         actor,
-        source=source,
-        filename=filename,
-        metadata=metadata or JobMetadata(),
+        source=intake.source,
+        filename=intake.filename,
+        metadata=intake.metadata,
         key_digest=key_digest,
         masking_rules=masking_rules,
+        kind=intake.kind,
     )
-    return _stage_and_create(draft, log, entitlements)
+    return _stage_and_create(draft, log, entitlements, max_bytes=intake.max_bytes)
 
 
 def _max_bytes() -> int:
@@ -331,6 +371,7 @@ class _Draft:
     key_digest: str
     masking_rules: list[Rule]
     id: uuid.UUID
+    kind: str = Kind.LOG
     access_key: str = ""
     visitor: VisitorColumns = field(default_factory=lambda: VisitorColumns())
 
@@ -344,6 +385,7 @@ class _Draft:
         metadata: JobMetadata,
         key_digest: str,
         masking_rules: list[Rule],
+        kind: str = Kind.LOG,
     ) -> _Draft:
         access_key = ""
         visitor: VisitorColumns = {}
@@ -362,6 +404,7 @@ class _Draft:
             key_digest=key_digest,
             masking_rules=masking_rules,
             id=uuid.uuid4(),
+            kind=kind,
             access_key=access_key,
             visitor=visitor,
         )
@@ -375,6 +418,7 @@ class _Draft:
             organization=self.actor.organization,
             created_by=self.actor.user if self.actor.is_person else None,
             source=self.source,
+            kind=self.kind,
             filename=_masked_filename(self.filename, masker),
             **_masked_metadata(self.metadata, masker),
             size_bytes=size,
@@ -385,7 +429,7 @@ class _Draft:
 
 
 def _stage_and_create(
-    draft: _Draft, log: Iterable[bytes], entitlements: Entitlements
+    draft: _Draft, log: Iterable[bytes], entitlements: Entitlements, *, max_bytes: int
 ) -> Submission:
     """Stages the log, then charges the unit and creates the row together; the answer. A racing
     duplicate of an Idempotency-Key that committed first is answered instead, and whatever this
@@ -395,7 +439,7 @@ def _stage_and_create(
     raw_key = staging_key(RAW, draft.id)
     body_digest = ""
     try:
-        size, body_digest = _stage_raw(store, raw_key, log)
+        size, body_digest = _stage_raw(store, raw_key, log, max_bytes)
         diagnosis = draft.row(size=size, body_digest=body_digest)
         charge, earlier = _charge_and_create(diagnosis, actor, entitlements, key_digest, raw_key)
     except IntegrityError:
@@ -425,7 +469,9 @@ def _stage_and_create(
     )
 
 
-def _stage_raw(store: StagingStore, raw_key: str, log: Iterable[bytes]) -> tuple[int, str]:
+def _stage_raw(
+    store: StagingStore, raw_key: str, log: Iterable[bytes], max_bytes: int
+) -> tuple[int, str]:
     """Streams the log into the staging store; its size and digest, taken as it streams.
     413 past the size limit, 503 with Redis away."""
     hasher = hashlib.sha256()
@@ -434,7 +480,7 @@ def _stage_raw(store: StagingStore, raw_key: str, log: Iterable[bytes]) -> tuple
         # mid-upload leaves no raw log behind for long.
         size = store.write(
             raw_key,
-            _hashed(_limited(log, _max_bytes()), hasher),
+            _hashed(_limited(log, max_bytes), hasher),
             ttl_seconds=settings.STAGING_PENDING_TTL_SECONDS,
         )
     except redis.RedisError:
@@ -458,7 +504,7 @@ def _charge_and_create(
         # The unit, its charge and the row together: one statement on PostgreSQL, committed
         # by itself (so the callback runs at once, unless a caller's transaction is open).
         charge = charge_quota_creating(diagnosis, actor=actor, entitlements=entitlements)
-        transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
+        transaction.on_commit(lambda: keep_and_enqueue(diagnosis.id, raw_key))
         return charge, None
     with transaction.atomic():
         # The quota ledger gets the key's digest too: no table holds the key itself.
@@ -479,7 +525,7 @@ def _charge_and_create(
                 )
         if earlier is None:
             sql.insert(diagnosis)  # Diagnosis.objects.create, its statement made once
-            transaction.on_commit(lambda: _keep_and_enqueue(diagnosis.id, raw_key))
+            transaction.on_commit(lambda: keep_and_enqueue(diagnosis.id, raw_key))
     return charge, earlier
 
 
@@ -496,68 +542,3 @@ def _quota_after(charge: QuotaCharge, entitlements: Entitlements) -> QuotaStatus
         remaining=max(0, limit - charge.used_today),
         reset=next_reset(timezone.now()),
     )
-
-
-def _keep_and_enqueue(diagnosis_id: uuid.UUID, raw_key: str) -> None:
-    """After the row commits: the staged log gets its backstop TTL, and the chain is enqueued.
-
-    With a broker, both in one round trip to Redis, the message only if the log is still there
-    (`RedisStagingStore.expire_and_push`; the embedded mode has no queue: its tasks run here).
-    If the log is already gone (Redis restarted since it was staged), the diagnosis is failed
-    and refunded at once and the caller gets a 503, never a 202 for a log that was not kept. If
-    only the enqueue fails (the message could not be made), the log and the row are kept, and
-    the row is marked due for the stuck sweeper's next round (`_due_for_the_sweeper`), which
-    enqueues it again.
-    """
-    store = get_store(settings.REDIS_URL)
-    ttl = settings.ROOTCAUSE_RAW_TTL_SECONDS
-    broker = store if isinstance(store, RedisStagingStore) else None
-    message = _queued_message(diagnosis_id) if broker is not None else None
-    try:
-        if broker is not None and message is not None:
-            kept = broker.expire_and_push(raw_key, ttl, message.key, message.payload)
-        else:
-            kept = store.expire(raw_key, ttl)
-    except redis.RedisError:
-        kept = False
-    if not kept:
-        fail_diagnosis(diagnosis_id=str(diagnosis_id), reason=LOST_IN_OUTAGE)
-        raise ServiceUnavailable()
-    if message is not None:
-        return
-    try:
-        enqueue_pipeline(diagnosis_id, Status.QUEUED)
-    except outage_errors() as exc:
-        logger.warning(
-            "could not enqueue diagnosis %s (%s); the sweeper will",
-            diagnosis_id,
-            type(exc).__name__,
-        )
-        _due_for_the_sweeper(diagnosis_id)
-
-
-def _queued_message(diagnosis_id: uuid.UUID) -> QueuedMessage | None:
-    """The new diagnosis' task message, for the staging store to push with the log's TTL; None
-    in the embedded mode (Celery runs the task in-process) or when it cannot be made (the
-    broker away: `enqueue_pipeline` is then tried on its own, and the sweeper after it). The
-    broker is the staging store's Redis: both are REDIS_URL (config/settings.py)."""
-    if celery_app.conf.task_always_eager:
-        return None
-    task = pipeline_from(Status.QUEUED)
-    assert task is not None  # a queued diagnosis always has a stage to run
-    try:
-        return task_publisher.message_for(task, (str(diagnosis_id),))
-    except outage_errors():
-        return None
-
-
-def _due_for_the_sweeper(diagnosis_id: uuid.UUID) -> None:
-    """A queued diagnosis whose message was never published: its lease is set to expire now, so
-    that the stuck sweeper's next round (every DIAGNOSIS_SWEEP_SECONDS) enqueues it, and not
-    only once it has made no progress for DIAGNOSIS_STUCK_AFTER_SECONDS. An expired lease is
-    what any worker may claim, so a message that did get through meanwhile still runs it.
-    With PostgreSQL away too, the row keeps waiting for the stuck deadline."""
-    with contextlib.suppress(*outage_errors()):
-        Diagnosis.objects.filter(
-            id=diagnosis_id, status=Status.QUEUED, lease_expires_at__isnull=True
-        ).update(lease_expires_at=timezone.now())

@@ -29,6 +29,7 @@ from rootcause.cli.inputs import (
     forget_stdin,
     masked_chunks,
     prepare,
+    prepare_bundle,
     prepare_merged,
     raw_pieces,
 )
@@ -272,6 +273,9 @@ def _diagnose_job(
     try:
         if merge:
             upload = prepare_merged(paths, engine=get_engine, full=full)
+        elif is_bundle(paths[0]):
+            # one job's per-rank files, one diagnosis: the service reads the hang from them
+            upload = prepare_bundle(paths[0])
         else:
             upload = prepare(paths[0], engine=get_engine, full=full, on_extract=extracting)
         if upload.note:

@@ -62,8 +62,26 @@ def render_text(result: FileResult, server: str = "") -> str:
     return "\n".join(out)
 
 
+def rank_map_text(hang: HangSection) -> str:
+    """The rank map in words: "culprit 7; waiting 0-6, 8-15; no dump 16"."""
+    from rootcause.hangs.report import rank_states  # the hang reader only for a hang
+    from rootcause.hangs.stacks import rank_ranges
+
+    by_state: dict[str, list[int]] = {}
+    for rank, state in rank_states(hang):
+        by_state.setdefault(state, []).append(rank)
+    words = {"culprit": "culprit", "waiting": "waiting", "missing": "no dump"}
+    return "; ".join(
+        f"{words[state]} {rank_ranges(by_state[state])}"
+        for state in ("culprit", "waiting", "missing")
+        if state in by_state
+    )
+
+
 def _hang_lines(hang: HangSection) -> list[str]:
     out = [f"hang verdict: {hang.verdict} ({hang.world_size} ranks): {hang.summary}"]
+    if hang.world_size:
+        out.append(f"  rank map: {rank_map_text(hang)}")
     out.extend(
         f"  culprit rank {c.rank} (confidence {c.confidence:.2f}): {c.reason}"
         for c in hang.culprits
@@ -115,7 +133,9 @@ def workflow_command(kind: str, message: str, **properties: str | int | None) ->
 
 def _where(result: FileResult) -> tuple[str, int | None]:
     """The file and line an annotation points at: the initiating rank's first error, else the
-    first evidence line."""
+    first evidence line; a bundle's hang, the bundle (its evidence is the ranks' stacks)."""
+    if not isinstance(result.hang, UnsetType):
+        return result.file, None
     if result.initiating_rank is not None:
         for row in result.ranks:
             if row.rank == result.initiating_rank:
@@ -148,6 +168,8 @@ def github_annotations(outcomes: list[Outcome]) -> list[str]:
         if rank is not None:
             title += f" on rank {rank}"
         message = first.root_cause or first.failure.title
+        if not isinstance(first.hang, UnsetType):
+            message += "".join(f"\n{line.strip()}" for line in _hang_lines(first.hang)[1:])
         if first.remediation:
             message += f"\nFix: {first.remediation.command}"
             message += f"\nVerify: {first.remediation.verification_command}"
@@ -231,7 +253,9 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
             "",
             f"**Root cause.** {_md(r.root_cause or '')}",
         ]
-        if r.collateral:
+        if not isinstance(r.hang, UnsetType):
+            out += ["", *_hang_markdown(r.hang)]
+        elif r.collateral:
             out += [
                 "",
                 "Collateral: "
@@ -265,6 +289,40 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
                 "</details>",
             ]
     return "\n".join(out) + "\n"
+
+
+def _hang_markdown(hang: HangSection) -> list[str]:
+    """A bundle's hang in the step summary: the verdict, the rank map, the culprits, the first
+    divergent collective and the grouped stacks (missing dumps follow with missing_facts)."""
+    out = [
+        f"**Hang verdict.** `{hang.verdict}` on {hang.world_size} ranks: {_md(hang.summary)}",
+        "",
+        f"Rank map: {_md(rank_map_text(hang))}",
+    ]
+    if hang.culprits:
+        out += ["", "| culprit rank | confidence | why |", "| --- | --- | --- |"]
+        out += [
+            f"| {c.rank} | {c.confidence:.2f} | {_md(c.reason).replace('|', '/')} |"
+            for c in hang.culprits
+        ]
+    d = hang.divergent
+    if d is not None:
+        out += ["", f"First divergent collective: process group `{d.process_group}`, seq {d.seq}"]
+        out += [
+            f"- ranks {s.ranks}: `{s.op}` sizes `{s.sizes}` {_md(','.join(s.dtypes))} ({s.state})"
+            for s in d.sides
+        ]
+        if d.missing_ranks:
+            out.append(f"- never issued by ranks {d.missing_ranks}")
+    if hang.stacks:
+        out += ["", "Stacks:", ""]
+        out += [
+            f"- rank{'s' if g.count > 1 else ''} {g.ranks}: in `{_md_code(g.frame)}` at "
+            f"`{_md_code(g.where)}` ({_md(g.meaning_text)})"
+            for g in hang.stacks
+        ]
+    out += [f"- missing: {_md(fact)}" for fact in hang.missing]
+    return out
 
 
 def _md_code(text: str) -> str:

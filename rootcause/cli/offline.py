@@ -26,30 +26,19 @@ def diagnose_merged(paths: list[str], engine: Engine) -> FileResult:
     return _completed(result, engine, counts, ",".join(paths))
 
 
-_ARCHIVE_MAGIC = (b"\x1f\x8b", b"PK\x03\x04", b"PK\x05\x06")
-
-
 def is_bundle(path: str) -> bool:
-    """A directory, or an archive (.tar.gz, .zip) by its first bytes: one job's per-rank files."""
+    """A directory, or an archive (.tar.gz, .tar, .zip) by its first bytes: one job's per-rank
+    files. A gzipped log is a log."""
     if os.path.isdir(path):
         return True
     try:
         with open(path, "rb") as f:
-            head = f.read(512)
+            head = f.read(1024)
     except OSError:
         return False
-    if head.startswith(_ARCHIVE_MAGIC[1:]):
-        return True
-    if head.startswith(_ARCHIVE_MAGIC[0]):
-        import gzip
+    from rootcause.hangs.bundle import is_archive  # the hang reader only when one is given
 
-        try:  # a gzipped log is a log; a gzipped tar is a bundle
-            with gzip.open(path, "rb") as g:
-                inner = g.read(512)
-        except OSError:
-            return False
-        return inner[257:262] == b"ustar"
-    return head[257:262] == b"ustar"
+    return is_archive(head)
 
 
 def diagnose_bundle_path(path: str, engine: Engine) -> FileResult:

@@ -6,9 +6,16 @@ files within limits, masks every file and recognises each by content; `analyse` 
 """
 
 from rootcause.hangs.analysis import analyse
-from rootcause.hangs.bundle import DEFAULT_LIMITS, Bundle, Limits, members, read_bundle
+from rootcause.hangs.bundle import (
+    DEFAULT_LIMITS,
+    Bundle,
+    Limits,
+    is_archive,
+    members,
+    read_bundle,
+)
 from rootcause.hangs.errors import BundleError, BundleTooLarge
-from rootcause.hangs.report import diagnose_bundle
+from rootcause.hangs.report import RankState, diagnose_bundle, parse_ranks, rank_states, result_for
 from rootcause.hangs.safepickle import PickleRefused
 
 __all__ = [
@@ -18,8 +25,13 @@ __all__ = [
     "BundleTooLarge",
     "Limits",
     "PickleRefused",
+    "RankState",
     "analyse",
     "diagnose_bundle",
+    "is_archive",
     "members",
+    "parse_ranks",
+    "rank_states",
     "read_bundle",
+    "result_for",
 ]

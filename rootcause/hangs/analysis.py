@@ -22,6 +22,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rootcause.hangs import stacks
 from rootcause.hangs.bundle import Bundle
@@ -34,6 +35,9 @@ from rootcause.result import (
     RankCollective,
     StackGroup,
 )
+
+if TYPE_CHECKING:
+    from rootcause.engine import Engine
 
 STALLED = "rank-stalled-before-collective"
 MISMATCH = "collective-mismatch"
@@ -142,11 +146,11 @@ def _log_errors(logs: list[LogInfo]) -> tuple[str | None, bool, bool, bool]:
     return own, timeout, gone, finished
 
 
-def _crash_class(line: str) -> str:
+def _crash_class(line: str, engine: Engine | None) -> str:
     # The rank's own error, read by today's engine: the class it would name for that log alone.
     from rootcause.engine import get_engine
 
-    result = get_engine().diagnose([line + "\n"])
+    result = (engine or get_engine()).diagnose([line + "\n"])
     if result.failure is not None:
         return result.failure.slug
     return "unknown-error"
@@ -309,8 +313,10 @@ def _straggler(per_rank: dict[int, list[Collective]]) -> tuple[int, float, str] 
     )
 
 
-def decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
-    verdict = _decide(ev, readings)
+def decide(
+    ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | None = None
+) -> Verdict:
+    verdict = _decide(ev, readings, engine)
     if verdict.verdict in (STALLED, INSIDE, MISMATCH) and not verdict.collateral:
         # the ranks that only waited on the culprits
         blamed = {r for r, _, _ in verdict.culprits}
@@ -318,7 +324,7 @@ def decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
     return verdict
 
 
-def _decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
+def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | None) -> Verdict:
     world = list(range(ev.world))
     errors = {r: _log_errors(d.logs) for r, d in ev.ranks.items()}
     any_timeout = any(e[1] for e in errors.values())
@@ -345,7 +351,7 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading]) -> Verdict:
     else:
         killed = []
     if crashed:
-        slug = _crash_class(crashed[0][1] or "")
+        slug = _crash_class(crashed[0][1] or "", engine)
         culprits = [(r, 0.9, f"died of its own error: {line}") for r, line in crashed]
         collateral = sorted(set(world) - {r for r, _ in crashed})
         return Verdict(
@@ -517,14 +523,16 @@ def group_stacks(readings: dict[int, stacks.Reading]) -> list[StackGroup]:
     return out
 
 
-def analyse(bundle: Bundle) -> HangSection:
+def analyse(bundle: Bundle, engine: Engine | None = None) -> HangSection:
+    """The hang section of a bundle. `engine`: the catalogue that names a crashed rank's own
+    class (the service's current one); by default the catalogue shipped in the package."""
     ev = gather(bundle)
     readings = {}
     for r, d in ev.ranks.items():
         rd = stacks.read_stack(d.threads) if d.threads else None
         if rd is not None:
             readings[r] = rd
-    v = decide(ev, readings)
+    v = decide(ev, readings, engine)
     pg = _main_pg(ev)
     last = []
     for r in sorted(ev.ranks):

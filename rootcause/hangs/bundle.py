@@ -166,6 +166,20 @@ def _is_tar(data: bytes) -> bool:
     return len(data) > 262 and data[257:262] == b"ustar"
 
 
+def is_archive(head: bytes) -> bool:
+    """Whether a file whose first bytes (512 or more) are `head` is a bundle's archive: a zip, a
+    tar, or a gzipped tar (a gzipped log is a log). Only the start of the gzip is expanded."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return True
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            inner = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 512)
+        except zlib.error:
+            return False
+        return _is_tar(inner)
+    return _is_tar(head)
+
+
 def members(source: Source, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[str, bytes]]:
     """(name, bytes) of every file of the bundle, within the limits.
 
@@ -211,16 +225,28 @@ def read_bundle(
     *,
     limits: Limits = DEFAULT_LIMITS,
     masker: Masker | None = None,
+    learn: bool = False,
 ) -> Bundle:
     """Every file of the bundle masked (text, or each string of a structured dump) and parsed.
 
+    With `learn`, a first pass over every text file learns the user and host names (as
+    `mask_log` does for one log), so that a host named by one rank's NCCL prefix is masked in
+    every other file too, before and after the line that names it; the service masks so.
     Files nobody recognises are listed in `skipped`; a refused pickle or a broken archive
     raises BundleError, a passed limit BundleTooLarge.
     """
     masker = masker if masker is not None else Masker(analyzer=None)
+    if learn:
+        if not isinstance(source, (str, Path, bytes, bytearray)):
+            source = list(source)  # read twice
+        for _name, data in members(source, limits):
+            if not data.startswith(b"\x80"):  # a pickle's strings are masked one by one
+                for chunk in _chunks(data.decode("utf-8", errors="replace")):
+                    masker.learn(chunk)
     bundle = Bundle()
     cache = _MaskCache(masker)  # one per bundle: every rank's dump repeats the same strings
-    for name, data in members(source, limits):
+    for raw_name, data in members(source, limits):
+        name = cache.string(raw_name)  # a path may name a user or a host, and is shown
         parsed = parsers.parse_file(name, data, cache)
         if parsed is None:
             bundle.skipped.append(f"{name}: not a log, flight-recorder dump or stack dump")

@@ -4,7 +4,9 @@ waiting ranks collateral, and the full picture in the `hang` section."""
 
 from __future__ import annotations
 
-from rootcause.engine import get_engine
+from typing import Literal
+
+from rootcause.engine import Engine, get_engine
 from rootcause.hangs.analysis import HEALTHY, analyse
 from rootcause.hangs.bundle import DEFAULT_LIMITS, Limits, Source, read_bundle
 from rootcause.masking import Masker
@@ -20,7 +22,8 @@ from rootcause.result import (
 WAITED = "gloo-timeout"  # the class of a rank that only waited on the culprit
 
 
-def _ranks(text: str) -> list[int]:
+def parse_ranks(text: str) -> list[int]:
+    """ "0-6, 8-15" (as the section writes ranks) -> [0, ..., 6, 8, ..., 15]."""
     out: list[int] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         lo, _, hi = part.partition("-")
@@ -28,8 +31,12 @@ def _ranks(text: str) -> list[int]:
     return out
 
 
-def result_for(section: HangSection, *, masked: dict[str, int]) -> DiagnosisResult:
-    engine = get_engine()
+def result_for(
+    section: HangSection, *, masked: dict[str, int], engine: Engine | None = None
+) -> DiagnosisResult:
+    """The section as a whole result; `engine` names the classes (the service's current
+    catalogue; by default the one shipped in the package)."""
+    engine = engine or get_engine()
     version = engine.version
     if section.verdict == HEALTHY:
         return DiagnosisResult(
@@ -49,7 +56,7 @@ def result_for(section: HangSection, *, masked: dict[str, int]) -> DiagnosisResu
     entry = engine.by_slug.get(section.verdict)
     culprits = sorted(section.culprits, key=lambda c: (-c.confidence, c.rank))
     single = culprits[0].rank if len(culprits) == 1 else None
-    collateral = _ranks(section.collateral_ranks)
+    collateral = parse_ranks(section.collateral_ranks)
     # The grouped stacks are the evidence a reader of today's result sees first.
     evidence = [
         EvidenceLine(
@@ -85,9 +92,37 @@ def result_for(section: HangSection, *, masked: dict[str, int]) -> DiagnosisResu
 
 
 def diagnose_bundle(
-    source: Source, *, limits: Limits = DEFAULT_LIMITS, masker: Masker | None = None
+    source: Source,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    masker: Masker | None = None,
+    engine: Engine | None = None,
 ) -> DiagnosisResult:
     """Read, mask and analyse a bundle (directory, archive path or bytes, or (name, bytes)
     pairs). Raises BundleError (400) or BundleTooLarge (413)."""
     bundle = read_bundle(source, limits=limits, masker=masker)
-    return result_for(analyse(bundle), masked=bundle.masked)
+    return result_for(analyse(bundle, engine), masked=bundle.masked, engine=engine)
+
+
+# What each rank of a rank map is: blamed, only waiting on the culprits (or, with none, simply
+# running), or without any dump or stack to say where it is.
+RankState = Literal["culprit", "waiting", "missing"]
+
+
+def rank_states(section: HangSection) -> list[tuple[int, RankState]]:
+    """Every rank of the job, in order, with its state: the rank map of the result page, the
+    CLI's text and the editor's panel. A rank is missing when no stack group and no
+    flight-recorder entry names it (its logs alone, or nothing, came in the bundle)."""
+    culprits = {c.rank for c in section.culprits}
+    seen = {c.rank for c in section.last_collectives}
+    for group in section.stacks:
+        seen.update(parse_ranks(group.ranks))
+    states: list[tuple[int, RankState]] = []
+    for rank in range(section.world_size):
+        if rank in culprits:
+            states.append((rank, "culprit"))
+        elif rank in seen:
+            states.append((rank, "waiting"))
+        else:
+            states.append((rank, "missing"))
+    return states

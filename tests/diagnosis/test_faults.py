@@ -20,7 +20,7 @@ from billing_tiers.selectors import quota_status
 from config.wsgi import DeadlineInput
 from diagnosis import services
 from diagnosis.models import Diagnosis
-from diagnosis.services import submission, upkeep
+from diagnosis.services import enqueue, submission, upkeep
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from plumbing.problems import UploadTimeout
 from tests.diagnosis.logs import OOM_LOG
@@ -59,15 +59,15 @@ def test_a_log_is_staged_with_a_short_ttl_that_becomes_the_backstop_once_its_row
     acme_api, django_capture_on_commit_callbacks, monkeypatch
 ):
     # The pipeline is not run here: only what intake leaves in Redis is looked at.
-    monkeypatch.setattr(submission, "enqueue_pipeline", lambda *args: None)
+    monkeypatch.setattr(enqueue, "enqueue_pipeline", lambda *args: None)
     seen: list[int] = []
-    original = submission._keep_and_enqueue
+    original = submission.keep_and_enqueue
 
     def spy(diagnosis_id: uuid.UUID, raw_key: str) -> None:
         seen.append(cast(int, _client().ttl(raw_key)))  # before the row's commit takes effect
         original(diagnosis_id, raw_key)
 
-    monkeypatch.setattr(submission, "_keep_and_enqueue", spy)
+    monkeypatch.setattr(submission, "keep_and_enqueue", spy)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
@@ -81,13 +81,13 @@ def test_a_log_is_staged_with_a_short_ttl_that_becomes_the_backstop_once_its_row
 def test_a_log_lost_before_its_row_committed_is_a_503_and_the_diagnosis_is_refunded(
     acme_api, acme, monkeypatch
 ):
-    original = submission._keep_and_enqueue
+    original = submission.keep_and_enqueue
 
     def redis_restarted_meanwhile(diagnosis_id: uuid.UUID, raw_key: str) -> None:
         _client().delete(raw_key)
         original(diagnosis_id, raw_key)
 
-    monkeypatch.setattr(submission, "_keep_and_enqueue", redis_restarted_meanwhile)
+    monkeypatch.setattr(submission, "keep_and_enqueue", redis_restarted_meanwhile)
     response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
     assert response.status_code == 503
@@ -105,7 +105,7 @@ def test_a_diagnosis_whose_message_was_not_published_is_enqueued_by_the_next_swe
     def broker_away(diagnosis_id: uuid.UUID, status: str) -> None:
         raise redis.ConnectionError("Redis went away between the commit and the publication")
 
-    monkeypatch.setattr(submission, "enqueue_pipeline", broker_away)
+    monkeypatch.setattr(enqueue, "enqueue_pipeline", broker_away)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
     assert response.status_code == 202  # the row and the log were kept
@@ -145,7 +145,7 @@ def _publish_refused(diagnosis_id: uuid.UUID, status: str) -> None:
 def test_with_a_broker_the_message_goes_with_the_logs_ttl(
     acme_api, django_capture_on_commit_callbacks, monkeypatch
 ):
-    monkeypatch.setattr(submission, "enqueue_pipeline", _publish_refused)
+    monkeypatch.setattr(enqueue, "enqueue_pipeline", _publish_refused)
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
@@ -160,14 +160,14 @@ def test_with_a_broker_the_message_goes_with_the_logs_ttl(
 @pytest.mark.django_db(transaction=True)  # the commit, and what follows it, within the request
 @override_settings(CELERY_TASK_ALWAYS_EAGER=False)
 def test_with_a_broker_a_lost_log_sends_no_message_and_is_refunded(acme_api, acme, monkeypatch):
-    original = submission._keep_and_enqueue
+    original = submission.keep_and_enqueue
 
     def redis_restarted_meanwhile(diagnosis_id: uuid.UUID, raw_key: str) -> None:
         _client().delete(raw_key)
         original(diagnosis_id, raw_key)
 
-    monkeypatch.setattr(submission, "_keep_and_enqueue", redis_restarted_meanwhile)
-    monkeypatch.setattr(submission, "enqueue_pipeline", _publish_refused)
+    monkeypatch.setattr(submission, "keep_and_enqueue", redis_restarted_meanwhile)
+    monkeypatch.setattr(enqueue, "enqueue_pipeline", _publish_refused)
     response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 
     assert response.status_code == 503
@@ -184,9 +184,9 @@ def test_with_a_broker_a_message_that_cannot_be_made_is_published_apart(
     def broker_away(name: str, args: tuple[str, ...]) -> None:
         raise redis.ConnectionError("Redis went away as the message was made")
 
-    monkeypatch.setattr(submission.task_publisher, "message_for", broker_away)
+    monkeypatch.setattr(enqueue.task_publisher, "message_for", broker_away)
     sent: list[tuple[str, str]] = []
-    monkeypatch.setattr(submission, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
+    monkeypatch.setattr(enqueue, "enqueue_pipeline", lambda i, s: sent.append((str(i), s)))
     with django_capture_on_commit_callbacks(execute=True):
         response = acme_api.post(URL, data=OOM_LOG.encode(), content_type="text/plain")
 

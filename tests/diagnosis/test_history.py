@@ -64,6 +64,7 @@ def test_the_list_is_the_organisations_newest_first_with_each_rows_metadata(acme
         "status": "done",
         "outcome": "diagnosed",
         "failure_slug": "nccl-timeout",
+        "kind": "log",
         "filename": "run.log",
         "size_bytes": 2048,
         "job": "",

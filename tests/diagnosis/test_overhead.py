@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from diagnosis import services
 from diagnosis.models import Diagnosis
-from diagnosis.pipeline.table import STAGES
+from diagnosis.pipeline.stage import Kind
+from diagnosis.pipeline.table import stages_for
 from diagnosis.services import lifecycle
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
 from tests.diagnosis.logs import OOM_LOG
@@ -34,6 +35,8 @@ Status = Diagnosis.Status
 
 pytestmark = pytest.mark.django_db
 
+# The stages a log goes through (a bundle's analysis stage is not among them).
+LOG_STAGES = stages_for(Kind.LOG)
 URL = "/api/v1/diagnoses"
 
 
@@ -164,7 +167,7 @@ def test_a_completion_without_then_leaves_the_next_stage_to_be_claimed(queued: D
 def test_past_the_attempts_cap_the_next_stage_is_not_claimed_and_claim_stage_gives_up(
     queued: Diagnosis,
 ) -> None:
-    Diagnosis.objects.filter(pk=queued.pk).update(attempts=len(STAGES) - 1)
+    Diagnosis.objects.filter(pk=queued.pk).update(attempts=len(LOG_STAGES) - 1)
     claim = dataclasses.replace(_claim(queued, "masking"), then=uuid.uuid4())
 
     assert services.complete_stage(claim)  # the stage's own work is kept
@@ -195,7 +198,7 @@ def test_one_message_takes_a_diagnosis_through_every_stage(
     diagnosis = Diagnosis.objects.get(pk=response.json()["id"])
     assert diagnosis.status == Status.DONE
     assert diagnosis.failure_slug == "optimizer-state-oom"
-    assert diagnosis.attempts == len(STAGES)
+    assert diagnosis.attempts == len(LOG_STAGES)
     # Only the first stage is claimed by a claim of its own; each later one comes with the
     # completion of the one before.
     assert claims == ["masking"]
@@ -317,15 +320,15 @@ def test_the_stage_durations_of_a_diagnosis_go_to_redis_in_one_round_trip(
     from diagnosis import metrics
 
     diagnosis_id = _submitted(acme_api, django_capture_on_commit_callbacks)
-    before = {s.status: metrics._stage_figures(s.status).get("count", 0) for s in STAGES}
+    before = {s.status: metrics._stage_figures(s.status).get("count", 0) for s in LOG_STAGES}
     trips = redis_round_trips(monkeypatch)
 
     STAGE_TASKS["masking"].apply(args=(diagnosis_id,))
 
     assert Diagnosis.objects.get(pk=diagnosis_id).status == Status.DONE
     (recorded,) = [trip for trip in trips if "HINCRBY" in trip]
-    assert recorded == ["HINCRBY", "HINCRBY", "HINCRBYFLOAT"] * len(STAGES)
-    after = {s.status: metrics._stage_figures(s.status).get("count", 0) for s in STAGES}
+    assert recorded == ["HINCRBY", "HINCRBY", "HINCRBYFLOAT"] * len(LOG_STAGES)
+    after = {s.status: metrics._stage_figures(s.status).get("count", 0) for s in LOG_STAGES}
     assert all(after[stage] == before[stage] + 1 for stage in before)
 
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from config.celery import app as celery_app
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline import table as stages
-from diagnosis.pipeline.stage import Carried, Output, Stage, Status
+from diagnosis.pipeline.stage import Carried, Kind, Output, Stage, Status
 from diagnosis.pipeline.table import STAGES
 from diagnosis.services import lifecycle, upkeep
 from diagnosis.staging import MASKED, RAW
@@ -27,21 +27,37 @@ from workers.tasks import stage_task
 URL = "/api/v1/diagnoses"
 
 
-def test_a_diagnosis_goes_through_every_stage_in_order_and_ends_done():
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        (Kind.LOG, [("masking", 40), ("matching", 80), ("remediating", 100)]),
+        (Kind.BUNDLE, [("masking", 40), ("analysing", 80), ("remediating", 100)]),
+    ],
+)
+def test_a_diagnosis_goes_through_its_kinds_stages_in_order_and_ends_done(kind, path):
     status: str = Status.QUEUED
     seen = []
     while status != Status.DONE:
-        stage = stages.stages_from(status)[0]
+        stage = stages.stage_of(status) if status != Status.QUEUED else stages.stages()[0]
         seen.append((stage.status, stage.percent_done))
-        status = stages.status_after(stage)
+        status = stages.status_after(stage, kind)
 
-    assert seen == [("masking", 40), ("matching", 80), ("remediating", 100)]
+    assert seen == path
+    assert [s.status for s in stages.stages_for(kind)] == [status for status, _ in path]
+    # The attempts cap counts the claims of the longest path, not every row.
+    assert stages.longest_path() == 3
+
+
+def test_a_table_whose_first_stage_skips_a_kind_is_refused():
+    with pytest.raises(ValueError, match="every kind"):
+        stages.StageTable((STAGES[1], STAGES[3]))
 
 
 def test_finished_diagnoses_have_no_stage_ahead():
     assert stages.stages_from(Status.DONE) == ()
     assert stages.stages_from(Status.FAILED) == ()
     assert stages.stages_from("matching") == STAGES[1:]
+    assert stages.stages_from("analysing") == STAGES[2:]
 
 
 def test_only_the_first_stage_is_claimed_from_queued():
@@ -57,7 +73,12 @@ def test_every_stage_has_a_registered_task():
 
 def test_what_each_active_status_needs_from_the_staging_store_comes_from_the_rows():
     # Queued waits for the first stage, which reads the raw log; remediation reads nothing staged.
-    assert stages.needs_staged() == {"queued": RAW, "masking": RAW, "matching": MASKED}
+    assert stages.needs_staged() == {
+        "queued": RAW,
+        "masking": RAW,
+        "matching": MASKED,
+        "analysing": MASKED,
+    }
 
 
 def test_the_status_choices_are_the_tables():
@@ -67,6 +88,7 @@ def test_the_status_choices_are_the_tables():
         "queued",
         "masking",
         "matching",
+        "analysing",
         "remediating",
         "done",
         "failed",
@@ -119,7 +141,7 @@ def reviewing(client: Any, acme_api: Any, alice: Any) -> Iterator[tuple[Stage, S
         percent_done=90,
         label="Reviewing the evidence twice",
     )
-    with stages.use_table((*STAGES[:2], row, STAGES[2])):
+    with stages.use_table((*STAGES[:2], row, *STAGES[2:])):
         yield row, seen
 
 

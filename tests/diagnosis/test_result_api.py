@@ -23,6 +23,7 @@ RECORD = {
     "id",
     "status",
     "progress",
+    "kind",
     "filename",
     "size_bytes",
     "job",

@@ -121,3 +121,24 @@ def test_rank_ranges():
     assert stacks.rank_ranges([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15]) == "0-6, 8-15"
     assert stacks.rank_ranges([7]) == "7"
     assert stacks.rank_ranges([]) == ""
+
+
+def test_no_bundle_names_its_label_outside_the_evidence():
+    """The generator's own notes (which rank it froze) are no evidence: a launcher.log that
+    named the frozen rank handed the analyser its label. Every shipped bundle is checked."""
+    import re
+    import tarfile
+
+    root = Path(__file__).resolve().parents[2]
+    bundles = [
+        *(root / "bench" / "hangruns" / "corpus").glob("*/*.tar.gz"),
+        *(Path(__file__).parent / "hang_bundles").glob("*.tar.gz"),
+    ]
+    assert bundles
+    leak = re.compile(rb"(?im)^rank \d+ (frozen|stopped|culprit|faulty)|SIGSTOP")
+    for path in bundles:
+        with tarfile.open(path) as tar:
+            for member in tar.getmembers():
+                if member.name.endswith("launcher.log"):
+                    data = tar.extractfile(member).read()  # type: ignore[union-attr]
+                    assert not leak.search(data), f"{path.name}: {member.name} names its label"

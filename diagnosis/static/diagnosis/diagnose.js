@@ -138,8 +138,33 @@
     });
   }
 
+  // Several files, or one archive, are one job's bundle: sent as they are, judged together for a
+  // hang (the service masks every file before anything reads it).
+  var ARCHIVE = /\.(tar\.gz|tgz|tar|zip)$/i;
+  function chooseFiles(files) {
+    if (files.length === 1 && !ARCHIVE.test(files[0].name)) {
+      chooseFile(files[0]);
+      return;
+    }
+    delete form.dataset.blocked;
+    var old = form.querySelector("#evidence-preview");
+    if (old) old.remove();
+    if (!files.length) { note.textContent = ""; return; }
+    box.value = "";
+    var total = 0;
+    for (var i = 0; i < files.length; i++) total += files[i].size;
+    if (total > maxBytes) {
+      form.dataset.blocked = "1";
+      note.textContent = files.length + " files, " + size(total) + ": above the " + size(maxBytes) +
+        " limit. Send a .tar.gz of them, or run rootcause diagnose DIR --offline on your machine.";
+      return;
+    }
+    note.textContent = (files.length === 1 ? files[0].name : files.length + " files") + " (" +
+      size(total) + ") will be diagnosed together as one job's bundle.";
+  }
+
   input.addEventListener("change", function () {
-    chooseFile(input.files[0]);
+    chooseFiles(input.files);
   });
   ["dragenter", "dragover"].forEach(function (type) {
     zone.addEventListener(type, function (event) { event.preventDefault(); zone.classList.add("over"); });
@@ -149,12 +174,12 @@
   });
   zone.addEventListener("drop", function (event) {
     event.preventDefault();
-    var file = event.dataTransfer.files[0];
-    if (!file) return;
+    var dropped = event.dataTransfer.files;
+    if (!dropped.length) return;
     var transfer = new DataTransfer();
-    transfer.items.add(file);
+    for (var i = 0; i < dropped.length; i++) transfer.items.add(dropped[i]);
     input.files = transfer.files;
-    chooseFile(file);
+    chooseFiles(input.files);
   });
   form.addEventListener("submit", function (event) {
     if (form.dataset.blocked) {

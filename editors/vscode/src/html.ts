@@ -1,7 +1,7 @@
 // The results panel's HTML. Pure (no `vscode` import): the extension and the screenshot script
 // render the same page. Every value from the log or the client is escaped; the page loads nothing
 // remote, runs one nonce'd inline script, and posts messages the extension acts on.
-import { DiagnosisResult } from "./result";
+import { DiagnosisResult, HangSection, RankState, parseRanks, rankStates } from "./result";
 
 export interface PanelContext {
   /** webview.cspSource (the screenshot script passes "'self'"). */
@@ -86,6 +86,14 @@ pre { background: var(--vscode-textCodeBlock-background, rgba(128, 128, 128, .15
 .actions button.run { background: var(--vscode-button-background, #0e639c); color: var(--vscode-button-foreground, #ffffff); }
 ol, ul { margin: 4px 0; padding-left: 22px; }
 a { color: var(--vscode-textLink-foreground, #3794ff); }
+ol.rankmap { display: grid; grid-template-columns: repeat(auto-fill, minmax(30px, 1fr)); gap: 2px; list-style: none;
+  padding: 0; margin: 6px 0 12px; max-width: 640px; }
+ol.rankmap.dense { grid-template-columns: repeat(auto-fill, 9px); }
+.rank { text-align: center; font-size: .85em; border: 1px solid rgba(128, 128, 128, .5); border-radius: 2px; min-height: 9px; }
+.rank.key { display: inline-block; padding: 0 6px; }
+.rank.culprit { background: rgba(241, 76, 76, .75); border-color: var(--vscode-charts-red, #f14c4c); font-weight: 700; }
+.rank.waiting { background: rgba(55, 148, 255, .22); }
+.rank.missing { border-style: dashed; }
 .foot { margin-top: 26px; color: var(--vscode-descriptionForeground, #9d9d9d); font-size: .9em; }
 `;
 
@@ -117,6 +125,50 @@ function commandBlock(label: string, which: "command" | "verification", text: st
 <button class="run" data-action="run" data-which="${which}">Run in terminal…</button></div></div>`;
 }
 
+const STATE_WORDS: Record<RankState, string> = { culprit: "culprit", waiting: "waiting", missing: "no dump" };
+
+/** A bundle's hang: the verdict, the rank map (one cell a rank, coloured by state), the culprits,
+ *  the grouped stacks with what each frame means, the first divergent collective. */
+function hangHtml(hang: HangSection, initiating: number | null): string {
+  const out: string[] = [`<h2>Hang</h2>`];
+  out.push(`<p><code>${escapeHtml(hang.verdict)}</code> on ${escapeHtml(hang.world_size)} ranks: ${escapeHtml(hang.summary)}</p>`);
+  if (initiating !== null) out.push(`<p>Initiating rank: <strong>${escapeHtml(initiating)}</strong> stalled the job; the others waited on it.</p>`);
+  const states = rankStates(hang);
+  if (states.length > 0) {
+    const dense = states.length > 256 ? " dense" : "";
+    const cells = states
+      .map((state, rank) => `<li class="rank ${state}" title="rank ${rank}: ${STATE_WORDS[state]}" data-rank="${rank}">${dense ? "" : rank}</li>`)
+      .join("");
+    const count = (s: RankState) => states.filter((x) => x === s).length;
+    out.push(
+      `<p class="sub"><span class="rank culprit key">culprit</span> ${count("culprit")} · <span class="rank waiting key">waiting</span> ${count("waiting")} · <span class="rank missing key">no dump</span> ${count("missing")}</p>`,
+    );
+    out.push(`<ol class="rankmap${dense}" aria-label="Rank map">${cells}</ol>`);
+  }
+  if (hang.culprits.length > 0) {
+    out.push(
+      `<ul>${hang.culprits.map((c) => `<li><strong>Rank ${escapeHtml(c.rank)}</strong> (confidence ${escapeHtml(c.confidence.toFixed(2))}): ${escapeHtml(c.reason)}</li>`).join("")}</ul>`,
+    );
+  }
+  if (hang.stacks.length > 0) {
+    const blamed = new Set(hang.culprits.map((c) => c.rank));
+    const rows = hang.stacks.map((g) => {
+      const culprit = parseRanks(g.ranks).some((r) => blamed.has(r));
+      return `<tr class="${culprit ? "initiating" : ""}"><td>rank${g.count === 1 ? "" : "s"} ${escapeHtml(g.ranks)}</td><td>in <code>${escapeHtml(g.frame)}</code> at <code>${escapeHtml(g.where)}</code></td><td>${escapeHtml(g.meaning_text)}${culprit ? ` <span class="tag first">culprit</span>` : ""}</td></tr>`;
+    });
+    out.push(`<table class="stacks"><thead><tr><th>Ranks</th><th>Frame</th><th>What it means</th></tr></thead><tbody>${rows.join("")}</tbody></table>`);
+  }
+  const d = hang.divergent;
+  if (d) {
+    const sides = d.sides
+      .map((s) => `<li>ranks ${escapeHtml(s.ranks)}: <code>${escapeHtml(s.op)}</code> sizes <code>${escapeHtml(s.sizes)}</code> ${escapeHtml(s.dtypes.join(", "))} (${escapeHtml(s.state)})</li>`)
+      .join("");
+    const missing = d.missing_ranks ? `; never issued by ranks ${escapeHtml(d.missing_ranks)}` : "";
+    out.push(`<p>First divergent collective: process group <code>${escapeHtml(d.process_group)}</code>, sequence ${escapeHtml(d.seq)}${missing}.</p><ul>${sides}</ul>`);
+  }
+  return out.join("\n");
+}
+
 export function renderHtml(result: DiagnosisResult, ctx: PanelContext): string {
   const parts: string[] = [];
   let extraStyle = "";
@@ -142,7 +194,9 @@ export function renderHtml(result: DiagnosisResult, ctx: PanelContext): string {
   }
   if (result.root_cause) parts.push(`<h2>Root cause</h2><div class="root">${escapeHtml(result.root_cause)}</div>`);
 
-  if (result.ranks.length > 0 || result.initiating_rank !== null) {
+  if (result.hang) {
+    parts.push(hangHtml(result.hang, result.initiating_rank));
+  } else if (result.ranks.length > 0 || result.initiating_rank !== null) {
     parts.push(`<h2>Ranks</h2>`);
     parts.push(
       result.initiating_rank !== null
@@ -160,7 +214,7 @@ export function renderHtml(result: DiagnosisResult, ctx: PanelContext): string {
       parts.push(`<table><thead><tr><th>Rank</th><th>First error</th><th>Line</th><th></th></tr></thead><tbody>${rows.join("")}</tbody></table>`);
     }
   }
-  if (result.collateral.length > 0) {
+  if (result.collateral.length > 0 && !result.hang) {
     parts.push(`<h2>Collateral failures</h2><ul>`);
     for (const c of result.collateral) {
       parts.push(`<li><code>${escapeHtml(c.slug)}</code> on rank${c.ranks.length === 1 ? "" : "s"} ${escapeHtml(c.ranks.join(", "))}</li>`);

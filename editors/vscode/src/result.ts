@@ -34,6 +34,42 @@ export interface Remediation {
   verification_expect: string;
 }
 
+export interface HangCulprit {
+  rank: number;
+  confidence: number;
+  reason: string;
+}
+
+export interface CollectiveSide {
+  ranks: string;
+  op: string;
+  sizes: string;
+  dtypes: string[];
+  state: string;
+}
+
+export interface StackGroup {
+  ranks: string;
+  count: number;
+  frame: string;
+  where: string;
+  meaning: string;
+  meaning_text: string;
+}
+
+/** A bundle's hang (docs/result.md#the-hang-section); only what the panel shows. */
+export interface HangSection {
+  verdict: string;
+  summary: string;
+  world_size: number;
+  culprits: HangCulprit[];
+  divergent: { process_group: string; seq: number; sides: CollectiveSide[]; missing_ranks: string } | null;
+  stacks: StackGroup[];
+  last_collectives: { rank: number }[];
+  collateral_ranks: string;
+  missing: string[];
+}
+
 export interface DiagnosisResult {
   outcome: "diagnosed" | "no_match";
   failure: Failure | null;
@@ -47,6 +83,8 @@ export interface DiagnosisResult {
   catalogue_version: string;
   remediation?: Remediation;
   masking?: Record<string, number>;
+  /** A bundle's diagnosis only: the hang, rank by rank. */
+  hang?: HangSection;
   /** CLI only: the input's name (`-` for standard input). */
   file?: string;
   /** CLI only, when a service diagnosed it: the diagnosis id in the service's history. */
@@ -58,6 +96,29 @@ const isObj = (v: unknown): v is Record<string, unknown> =>
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 const isStr = (v: unknown): v is string => typeof v === "string";
 const isStrOrNull = (v: unknown) => v === null || isStr(v);
+
+/** "0-6, 8-15" (as the hang section writes ranks) -> [0, ..., 6, 8, ..., 15]. */
+export function parseRanks(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const [lo, hi] = part.split("-").map((n) => Number(n));
+    for (let r = lo; r <= (Number.isFinite(hi) ? hi : lo); r++) out.push(r);
+  }
+  return out;
+}
+
+export type RankState = "culprit" | "waiting" | "missing";
+
+/** Each rank's state on the rank map, as rootcause.hangs.report.rank_states gives it: a
+ *  culprit, waiting (seen in a stack group or a flight-recorder entry), or without any dump. */
+export function rankStates(hang: HangSection): RankState[] {
+  const culprits = new Set(hang.culprits.map((c) => c.rank));
+  const seen = new Set(hang.last_collectives.map((c) => c.rank));
+  for (const g of hang.stacks) for (const r of parseRanks(g.ranks)) seen.add(r);
+  const out: RankState[] = [];
+  for (let r = 0; r < hang.world_size; r++) out.push(culprits.has(r) ? "culprit" : seen.has(r) ? "waiting" : "missing");
+  return out;
+}
 
 /** Why `value` is not a DiagnosisResult, or null when it is one. */
 export function resultProblem(value: unknown): string | null {
@@ -85,6 +146,15 @@ export function resultProblem(value: unknown): string | null {
     if (!isObj(e) || !isInt(e.line) || !isStr(e.text)) return "bad evidence line";
   }
   for (const m of value.missing_facts as unknown[]) if (!isStr(m)) return "bad missing fact";
+  const hang = value.hang;
+  if (hang !== undefined) {
+    if (!isObj(hang) || !isStr(hang.verdict) || !isInt(hang.world_size)) return "bad hang section";
+    for (const key of ["culprits", "stacks", "last_collectives", "missing"]) {
+      if (!Array.isArray(hang[key])) return `bad hang section: no ${key} list`;
+    }
+    for (const c of hang.culprits as unknown[]) if (!isObj(c) || !isInt(c.rank)) return "bad hang culprit";
+    for (const g of hang.stacks as unknown[]) if (!isObj(g) || !isStr(g.ranks) || !isStr(g.frame)) return "bad stack group";
+  }
   const rem = value.remediation;
   if (rem !== undefined) {
     if (!isObj(rem) || !Array.isArray(rem.steps) || !isStr(rem.command) || !isStr(rem.verification_command)) {
