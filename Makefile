@@ -33,10 +33,11 @@ lock: install
 check-client: install
 	.ci/check-client
 
+# PORT goes to the settings too: without SITE_URL, the links in e-mails and alerts point at it.
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalogue
-	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	PORT=$(PORT) $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install
 	$(BIN)/celery -A config worker --loglevel=INFO

@@ -4,13 +4,12 @@ the same event as a Slack message or as an e-mail's subject and text."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin
 
-from django.conf import settings
 from django.utils import timezone
 
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
+from plumbing.links import absolute_url
 from rootcause.result import as_json
 
 EVENT_DIAGNOSIS_DONE = "diagnosis.done"
@@ -22,16 +21,12 @@ EVENT_TEST = "webhook.test"
 Payload = dict[str, Any]
 
 
-def site_link(path: str) -> str:
-    return urljoin(settings.SITE_URL.rstrip("/") + "/", path.lstrip("/"))
-
-
 def diagnosis_payload(diagnosis: Diagnosis) -> Payload:
     """The event body: the typed result (masked text only; the fix only if the tier includes it,
     as the result stored it) and the fields a receiver routes on."""
     result = stored_result(diagnosis)
     data: dict[str, object] = {"diagnosis_id": str(diagnosis.id), "link": ""}
-    data["link"] = site_link(f"/diagnoses/{diagnosis.id}/")
+    data["link"] = absolute_url(f"/diagnoses/{diagnosis.id}/")
     if result is not None:
         full = as_json(result)
         data.update(
