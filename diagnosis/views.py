@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -10,11 +11,11 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 
 from accounts.actors import actor_of
@@ -116,22 +117,36 @@ def history(request: HttpRequest) -> HttpResponse:
     )
     filters = form.filters() if form.is_bound and form.is_valid() else HistoryFilters()
     paginator = HistoryPagination()
+    queryset = selectors.diagnoses_for(actor, filters)
+    page_error = ""
     try:
         # The API's cursor pagination, on a DRF view of this request (it reads the query string).
-        page = paginator.paginate_queryset(
-            selectors.diagnoses_for(actor, filters), Request(request)
-        )
-    except NotFound:
-        raise Http404("No such page of the history.") from None
+        page = paginator.paginate_queryset(queryset, Request(request))
+    except (NotFound, ValidationError):
+        # A cursor or page size that is not one of ours (the API's 400): the newest page, with
+        # the filters kept and the error said, rather than a server error.
+        page_error = "That link to a page of the history is not valid: here are the newest."
+        page = paginator.paginate_queryset(queryset, Request(_without_paging(request)))
     context: dict[str, object] = {
         "diagnoses": page,
         "form": form,
+        "page_error": page_error,
         "older": _relative(paginator.get_next_link()),
         "newer": _relative(paginator.get_previous_link()),
         "can_delete": actor.manages_organization,
         "organization": actor.organization,
     }
-    return render(request, "diagnosis/history.html", context)
+    return render(request, "diagnosis/history.html", context, status=400 if page_error else 200)
+
+
+def _without_paging(request: HttpRequest) -> HttpRequest:
+    """The same request without its cursor and page size: the first page of its filters."""
+    query = request.GET.copy()
+    for name in (HistoryPagination.cursor_query_param, "page_size"):
+        query.pop(name, None)
+    first = copy.copy(request)
+    first.GET = query
+    return first
 
 
 def _stage_list(status: str) -> list[tuple[str, str, str]]:
