@@ -35,6 +35,10 @@ PORT = env_int("PORT", 8000, minimum=1)
 # is still read when SITE_URL is unset.
 SITE_URL = env_site_url(PORT)
 
+# Where `make downloads` puts the client wheel (and `make vscode` the .vsix) that /downloads/
+# serves, with the install commands every page shows.
+DOWNLOADS_DIR = Path(env_str("DOWNLOADS_DIR") or BASE_DIR / "dist")
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

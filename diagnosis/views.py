@@ -28,6 +28,7 @@ from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.pipeline.table import is_active, stages, stages_from
 from diagnosis.selectors import HistoryFilters
+from encyclopedia import downloads
 from encyclopedia.selectors import list_entries
 from plumbing.problems import ApplicationError
 
@@ -63,6 +64,7 @@ def paste_context(request: HttpRequest) -> dict[str, object]:
         "anonymous_hours": settings.ANONYMOUS_RESULT_HOURS,
         "history_days": entitlements.history_days,
         "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
+        "install": downloads.install(),
     }
 
 
@@ -145,7 +147,7 @@ def _without_paging(request: HttpRequest) -> HttpRequest:
     for name in (HistoryPagination.cursor_query_param, "page_size"):
         query.pop(name, None)
     first = copy.copy(request)
-    first.GET = query
+    first.GET = query  # type: ignore[assignment]  # a copy is mutable; Django reads it alike
     return first
 
 

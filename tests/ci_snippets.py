@@ -112,6 +112,7 @@ class Ran:
     code: int = 0
     output: str = ""
     outputs: dict[str, str] = field(default_factory=dict)
+    inner: list[Ran] = field(default_factory=list)  # a composite action's own steps
 
 
 def run(argv: list[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[int, str]:
@@ -133,7 +134,10 @@ def run(argv: list[str], *, cwd: Path, env: Mapping[str, str]) -> tuple[int, str
 
 def _lookup(context: Mapping[str, Any], expression: str) -> str:
     value: Any = context
-    for part in expression.split("."):
+    parts = expression.split(".")
+    for index, part in enumerate(parts):
+        if parts[:1] == ["steps"] and index == 3 and isinstance(value, Mapping):
+            return str(value.get(part, ""))  # an output a step did not write is empty
         if not isinstance(value, Mapping) or part not in value:
             raise KeyError(f"the stand-in cannot evaluate ${{{{ {expression} }}}}")
         value = value[part]
@@ -292,9 +296,8 @@ class GitHubRunner:
         )
         outputs = {k: expand(str(v["value"]), inner) for k, v in action["outputs"].items()}
         code = next((s.code for s in steps if s.code), 0)
-        return Ran(
-            name, ran=True, code=code, output="".join(s.output for s in steps), outputs=outputs
-        )
+        output = "".join(s.output for s in steps)
+        return Ran(name, ran=True, code=code, output=output, outputs=outputs, inner=steps)
 
 
 def _outputs(path: Path) -> dict[str, str]:

@@ -10,11 +10,15 @@ client from the service is the subject of tests/diagnosis/test_downloads.py); `p
 
 from __future__ import annotations
 
+import hashlib
+import re
 import stat
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -31,6 +35,8 @@ from tests.ci_snippets import (
 )
 from tests.diagnosis.logs import OOM_LOG
 
+ROOT = Path(__file__).resolve().parents[2]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 # The docs' stand-ins for a deployment's address and a token, replaced by the live server's.
 PLACEHOLDER_URL = "https://rootcause.example.com"
 PLACEHOLDER_TOKEN = "rc_live_..."
@@ -133,6 +139,30 @@ def _ci_run(argv: list[str], machine: dict[str, Any], **env: str) -> tuple[int, 
     return run(argv, cwd=machine["workspace"], env={**machine["env"], **env})
 
 
+@pytest.fixture
+def release(settings: Any, tmp_path: Path, live_server: Any) -> dict[str, Any]:
+    """A client wheel (its bytes do not matter here) served at /downloads/ of the live server."""
+    settings.SITE_URL = live_server.url
+    settings.DOWNLOADS_DIR = tmp_path / "dist"
+    settings.DOWNLOADS_DIR.mkdir()
+    wheel = settings.DOWNLOADS_DIR / f"rootcause-{VERSION}-py3-none-any.whl"
+    wheel.write_bytes(b"PK a wheel as far as this test cares")
+    return {
+        "url": f"{live_server.url}/downloads/{wheel.name}",
+        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+    }
+
+
+def _installs_come_from_the_service(machine: dict[str, Any], release: dict[str, Any]) -> None:
+    """What a snippet asks pip to install is the wheel the service serves, and it is there."""
+    calls = machine["pip_calls"].read_text() if machine["pip_calls"].exists() else ""
+    for url in re.findall(r"https?://\S+", calls):
+        assert url == release["url"], calls
+        answer = httpx.get(url, timeout=10)
+        assert answer.status_code == 200
+        assert hashlib.sha256(answer.content).hexdigest() == release["sha256"]
+
+
 RUNNERS = {"github": _run_github, "gitlab": _run_gitlab, "shell": _run_shell}
 
 
@@ -141,7 +171,7 @@ RUNNERS = {"github": _run_github, "gitlab": _run_gitlab, "shell": _run_shell}
 @pytest.mark.parametrize("outcome", ["fails", "passes"])
 @pytest.mark.parametrize("key", list(CI_SNIPPETS), ids=lambda k: f"{k[0]}:{k[1]}")
 def test_the_snippet_diagnoses_a_failed_training_and_leaves_a_passing_one_alone(
-    key, outcome, machine, live_server, acme_token
+    key, outcome, machine, live_server, acme_token, release
 ):
     snippet = ci_snippet(key)
     (machine["workspace"] / "outcome").write_text(f"--{outcome}")
@@ -150,6 +180,7 @@ def test_the_snippet_diagnoses_a_failed_training_and_leaves_a_passing_one_alone(
 
     log = "\n".join(f"== {s.name} ran={s.ran} code={s.code}\n{s.output}" for s in machine["steps"])
     diagnoses = list(Diagnosis.objects.values_list("failure_slug", flat=True))
+    _installs_come_from_the_service(machine, release)
     if outcome == "passes":
         assert not job_failed, log
         assert diagnoses == [], log
@@ -159,6 +190,8 @@ def test_the_snippet_diagnoses_a_failed_training_and_leaves_a_passing_one_alone(
     if key == ("docs/ci.md", "GitHub Actions"):
         (action,) = [s for s in machine["steps"] if s.name == "Why did it fail?"]
         assert action.outputs["exit-code"] == "1", log
+        (find,) = [s for s in action.inner if s.name == "Find the client on the service"]
+        assert find.outputs["wheel"] == f"{release['url']}#sha256={release['sha256']}", log
         assert "optimizer-state-oom" in machine["summary"] or "Optimizer" in machine["summary"]
     if key == ("docs/ci.md", "GitLab CI"):
         report = (machine["workspace"] / "rootcause.xml").read_text()
