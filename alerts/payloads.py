@@ -10,7 +10,7 @@ from django.utils import timezone
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
 from plumbing.links import absolute_url
-from rootcause.result import as_json
+from rootcause.result import RankRow, as_json, rank_sentence
 
 EVENT_DIAGNOSIS_DONE = "diagnosis.done"
 EVENT_TEST = "webhook.test"
@@ -44,6 +44,12 @@ def diagnosis_payload(diagnosis: Diagnosis) -> Payload:
     }
 
 
+def _rank_words(data: dict[str, Any]) -> str:
+    """The rank sentence of the stored result's rank table (rootcause.result.rank_sentence)."""
+    rows = [RankRow(**row) for row in (data.get("result") or {}).get("ranks", [])]
+    return rank_sentence(data.get("initiating_rank"), rows)
+
+
 def _slack_escaped(text: str) -> str:
     """Text for Slack's mrkdwn: &, < and > are its control characters."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -59,8 +65,8 @@ def slack_message(payload: Payload) -> Payload:
         return {"text": text, "blocks": [_slack_section(_slack_escaped(text))]}
     failure = data.get("failure") or {}
     what = failure.get("title") or "no known failure"
-    rank = data.get("initiating_rank")
-    where = f" (rank {rank} failed first)" if rank is not None else ""
+    ranks = _rank_words(data)
+    where = f" ({ranks[0].lower()}{ranks[1:-1]})" if ranks else ""
     cause = data.get("root_cause") or ""
     link = data.get("link") or ""
     heading = f"*<{link}|{_slack_escaped(what)}>*"
@@ -71,12 +77,9 @@ def slack_message(payload: Payload) -> Payload:
     blocks = [_slack_section(heading)]
     if cause:
         blocks.append(_slack_section(_slack_escaped(cause)))
-    if rank is not None:
+    if ranks:
         blocks.append(
-            {
-                "type": "context",
-                "elements": [{"type": "mrkdwn", "text": f"Rank {rank} failed first."}],
-            }
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": _slack_escaped(ranks)}]}
         )
     return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
 
@@ -104,8 +107,8 @@ def email_text(payload: Payload) -> tuple[str, str]:
         )
     if data.get("root_cause"):
         lines += ["", f"Root cause: {data['root_cause']}"]
-    if data.get("initiating_rank") is not None:
-        lines += [f"Rank {data['initiating_rank']} failed first; the others followed from it."]
+    if ranks := _rank_words(data):
+        lines += [ranks]
     steps = (data.get("remediation") or {}).get("steps") or []
     if steps:
         lines += ["", "Fix:", *(f"{n}. {step}" for n, step in enumerate(steps, 1))]

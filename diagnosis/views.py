@@ -31,6 +31,7 @@ from diagnosis.selectors import HistoryFilters
 from encyclopedia import downloads
 from encyclopedia.selectors import list_entries
 from plumbing.problems import ApplicationError
+from rootcause.result import rank_sentence
 
 
 def _result_url(submission: services.Submission) -> str:
@@ -191,6 +192,8 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
             "progress_config": {"url": poll_url, "labels": labels},
             "permalink": request.build_absolute_uri(permalink),
             "ranks": sorted(result.ranks, key=lambda r: r.rank) if result else [],
+            # What the rank table says, in words (the same sentence as the CLI's and alerts').
+            "rank_sentence": rank_sentence(result.initiating_rank, result.ranks) if result else "",
             # A rank can fail first by saying nothing (it hung): the table still names it.
             "silent_initiator": result is not None
             and result.initiating_rank is not None

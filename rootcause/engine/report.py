@@ -13,6 +13,7 @@ from rootcause.engine import similar
 from rootcause.engine.calibration import calibrated
 from rootcause.engine.rules import LAUNCHER_REPORT_RE, Held, confidence, initiating
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
+from rootcause.ranks import NO_RANK
 from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
@@ -20,6 +21,7 @@ from rootcause.result import (
     Failure,
     Launch,
     RankRow,
+    rank_sentence,
 )
 
 MAX_EVIDENCE = 6
@@ -75,7 +77,8 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     probability = calibrated(score)
     if probability < LIKELY:
         missing.append(_what_would_decide(held, ranked))
-    root_cause = _root_cause(entry, rank, rank_reason, headline, multi=multi)
+    rows = _rank_rows(held, winner, rank)
+    root_cause = _root_cause(entry, rank_sentence(rank, rows), rank_reason, headline, multi=multi)
     if exit_note is not None:
         root_cause += f" {exit_note[1]}"
     return DiagnosisResult(
@@ -88,7 +91,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         ),
         root_cause=root_cause,
         initiating_rank=rank,
-        ranks=_rank_rows(held, winner, rank),
+        ranks=rows,
         collateral=_collateral_failures(held, ranked),
         evidence=evidence,
         missing_facts=missing,
@@ -200,17 +203,18 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
     )
 
 
-def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, multi: bool) -> str:
-    """The entry's quick answer, then which rank failed first and why, quoting the error."""
+def _root_cause(entry: Entry, ranks: str, reason: str, headline: str, *, multi: bool) -> str:
+    """The entry's quick answer, then which rank failed first (the sentence of the rank table,
+    rank_sentence) and how that was told, then the error quoted."""
     text = _first_sentence(entry.quick_answer or entry.title)
-    if rank is not None:
-        text += f" Rank {rank} failed first ({reason})"
-        text += f": {headline}" if headline else "."
-    else:
-        if multi:
-            text += f" No rank is singled out: {reason}."
-        if headline:
-            text += f" First error: {headline}"
+    if ranks:
+        text += f" {ranks}" if reason == NO_RANK else f" {ranks[:-1]} ({reason})."
+    elif multi:
+        # ranks were seen but at most one reported an error: nothing to single out from
+        text += " No rank can be singled out as the first to fail"
+        text += "." if reason == NO_RANK else f" ({reason})."
+    if headline:
+        text += f" First error: {headline}"
     return text
 
 

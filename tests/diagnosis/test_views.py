@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.conf import settings
 
@@ -116,3 +119,37 @@ def test_someone_without_an_organisation_gets_a_personal_one_which_is_charged(
     assert organization.memberships.get().user == dora
     assert "<strong>2 of 3</strong>" in client.get("/").content.decode()
     assert QuotaCharge.objects.get().subject == f"org:{organization.pk}"
+
+
+RANK_LOGS = {
+    # one rank reports the error, another only its progress: the table lists rank 1 alone
+    "one rank": (
+        "[rank0]: step 7 loss 2.1\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+        "Rank 1 failed first.",
+    ),
+    # every rank raises the same error: none is singled out
+    "none": (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+        "No rank can be singled out as the first to fail: ranks 0 and 1 each reported the same "
+        "failure, optimizer-state-oom.",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(RANK_LOGS))
+def test_the_rank_sentence_says_what_the_rank_table_shows(
+    client, alice, acme, django_capture_on_commit_callbacks, shape
+):
+    log, expected = RANK_LOGS[shape]
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_text": log})
+
+    text = html.unescape(client.get(response["Location"]).content.decode())
+
+    (sentence,) = re.findall(r'<p id="initiating-rank">(.*?)</p>', text)
+    assert sentence == expected
+    assert "followed from it" not in text
+    assert "singled out: no rank" not in text
