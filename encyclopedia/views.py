@@ -109,7 +109,8 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
     }
     status = 200
     if "params" in request.GET:
-        context["values"] = {**values, **request.GET.dict()}
+        given = {**values, **request.GET.dict()}
+        context["values"] = given
         form = MemoryEstimateInputSerializer(data=request.GET)
         if form.is_valid():
             args = dict(form.validated_data)
@@ -132,6 +133,8 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
             if result["gpu_memory_bytes"]:
                 shown["gpu_human"] = memory.human_bytes(result["gpu_memory_bytes"])
             context["result"] = shown
+            # the form shows the canonical choices ("bf16-mixed" arrives, "mixed" is selected)
+            given.update(optimizer=result["optimizer"], precision=result["precision"])
         else:
             context["errors"] = {k: " ".join(str(m) for m in v) for k, v in form.errors.items()}
             status = 400
