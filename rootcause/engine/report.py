@@ -25,6 +25,10 @@ from rootcause.result import (
 )
 
 MAX_EVIDENCE = 6
+# glog's error and fatal lines, as c10d, ProcessGroupNCCL and the elastic agent write them
+# ("[E1201 04:01:00.100 53136 ProcessGroupNCCL.cpp:2222] …", after an optional rank prefix):
+# error lines without an exception name, which the scan's exception marker does not take.
+_GLOG_ERROR_RE = re.compile(r"^(?:\[rank\d+\]:\s*)?\[?[EF]\d{4} \d\d:\d\d:\d\d")
 # The last line of a log that stops in the middle of training.
 _PROGRESS_RE = re.compile(
     r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]|s/it\]"
@@ -139,7 +143,7 @@ def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
     evidence = [
         EvidenceLine(line=h.line, text=short(h.text))
         for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
-    ]
+    ] or _error_level_lines(scan)[:3]
     missing = _missing_facts(scan, diagnosed=False, rank=None, multi=False)
     scores = held.scores
     if scores:
@@ -331,12 +335,27 @@ def _evidence(
     ], headline
 
 
+def _error_level_lines(scan: Scan) -> list[EvidenceLine]:
+    """The glog error lines among the log's last lines (c10d's and NCCL's `[E…]` lines)."""
+    return [
+        EvidenceLine(line=line, text=short(text))
+        for text, (_, line) in zip(scan.tail, scan.tail_at, strict=True)
+        if _GLOG_ERROR_RE.match(text)
+    ]
+
+
 def _missing_facts(scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool) -> list[str]:
     facts = []
     if scan.chars == 0 or not scan.tail:
         return ["the log is empty: paste or upload the whole output of the failed run"]
     if not diagnosed:
-        if scan.tracebacks == 0 and not scan.exceptions:
+        if scan.tracebacks == 0 and not scan.exceptions and _error_level_lines(scan):
+            facts.append(
+                "the error lines found (c10d's and NCCL's [E…] lines) match no known failure: "
+                "include the whole stderr of every rank from its start (the first error is "
+                "often much earlier), the command line and the versions of torch, CUDA and NCCL"
+            )
+        elif scan.tracebacks == 0 and not scan.exceptions:
             facts.append(
                 "no traceback or error line: include the stderr of every rank, not only stdout"
             )

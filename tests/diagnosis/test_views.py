@@ -153,3 +153,28 @@ def test_the_rank_sentence_says_what_the_rank_table_shows(
     assert sentence == expected
     assert "followed from it" not in text
     assert "singled out: no rank" not in text
+
+
+@pytest.mark.parametrize(
+    ("log", "said", "not_said"),
+    [
+        ("epoch 1 step 3 loss 0.1\n", "No traceback or error line was found", "lines below"),
+        (
+            "[E1201 04:01:01.100 53136 ProcessGroupNCCL.cpp:2223] [Rank 0] a complaint\n",
+            "The lines below are the first errors found",
+            "No traceback or error line",
+        ),
+    ],
+)
+def test_the_no_match_page_speaks_of_the_lines_it_shows(
+    client, alice, acme, django_capture_on_commit_callbacks, log, said, not_said
+):
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_text": log})
+
+    text = client.get(response["Location"]).content.decode()
+
+    assert "No known failure matched" in text
+    assert said in text
+    assert not_said not in text
