@@ -152,6 +152,7 @@ def test_recurrence_comes_with_the_history_as_the_api_docs_say(acme_api, acme, s
 
     entitlements = entitlements_for_organization(acme)
     assert entitlements.tier == "free"
+    assert entitlements.history_days is not None
     assert entitlements.history_days > 0
     assert acme_api.get("/api/v1/failures").status_code == 200
     docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
