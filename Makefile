@@ -5,8 +5,14 @@ BIN := $(VENV)/bin
 UV_VERSION := 0.13.9
 PORT ?= 8000
 SHARED ?= ../shared
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+# The release /downloads/ serves (DOWNLOADS_DIR of the settings is this directory by default).
+DIST ?= dist
+WHEEL := $(DIST)/rootcause-$(VERSION)-py3-none-any.whl
+VSIX := editors/vscode/rootcause-vscode.vsix
+VSCODE_VERSION := $(shell sed -n 's/^  "version": "\(.*\)",/\1/p' editors/vscode/package.json)
 
-.PHONY: install lock check-client run worker beat test test-fast lint format eval bench loadtest clean vscode realruns
+.PHONY: install lock check-client downloads run worker beat test test-fast lint format eval bench loadtest clean vscode realruns
 
 # The marker file is rebuilt whenever the lock file changes, so `make run` installs only when needed.
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -33,10 +39,24 @@ lock: install
 check-client: install
 	.ci/check-client
 
-run: install
+# The client wheel and, once `make vscode` has built it, the VS Code extension, into $(DIST) for
+# the service's /downloads/ page (docs/editors.md, README). The wheel is rebuilt when the library
+# changes; with the project's setuptools, no build environment to fetch.
+downloads: $(WHEEL)
+	@if [ -f $(VSIX) ]; then cp $(VSIX) $(DIST)/rootcause-vscode-$(VSCODE_VERSION).vsix; fi
+
+$(WHEEL): $(VENV)/.installed pyproject.toml $(shell find rootcause -type f -not -path '*/__pycache__/*' 2>/dev/null)
+	mkdir -p $(DIST)
+	rm -f $(DIST)/rootcause-*.whl
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+		--wheel-dir $(DIST) .
+	rm -rf build  # setuptools' in-tree build: a second copy of the library for tools to trip on
+
+# PORT goes to the settings too: without SITE_URL, the links in e-mails and alerts point at it.
+run: install downloads
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalogue
-	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	PORT=$(PORT) $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install
 	$(BIN)/celery -A config worker --loglevel=INFO
@@ -74,6 +94,7 @@ vscode: install
 	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error \
 		&& ROOTCAUSE_CLIENT=$(CURDIR)/$(BIN)/rootcause npm test \
 		&& npm run package
+	$(MAKE) --no-print-directory downloads
 
 lint: install
 	$(BIN)/ruff format --check .
@@ -114,4 +135,4 @@ loadtest: install
 	$(BIN)/python -m bench.loadtest
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info $(DIST)

@@ -36,6 +36,7 @@ from accounts.models import (
     VerifiedEmail,
 )
 from accounts.selectors import Forbidden, InvalidLink
+from plumbing.links import absolute_url
 from plumbing.problems import ApplicationError, Conflict
 from rootcause.masking import rules as masking_rules
 
@@ -70,10 +71,6 @@ def normalize_email(raw: str) -> str:
 
 
 # --- E-mail -----------------------------------------------------------------------------------
-
-
-def _absolute(path: str) -> str:
-    return f"{settings.SITE_ROOT.rstrip('/')}{path}"
 
 
 def _send_email(*, to: str, template: str, context: dict[str, object]) -> None:
@@ -125,7 +122,7 @@ def send_verification_email(*, user: User) -> None:
         to=user.email,
         template="verify_email",
         context={
-            "link": _absolute(reverse("accounts:verify-email", args=[token])),
+            "link": absolute_url(reverse("accounts:verify-email", args=[token])),
             "hours": settings.EMAIL_VERIFICATION_MAX_AGE // 3600,
         },
     )
@@ -277,7 +274,7 @@ def transfer_ownership(*, actor: Actor, membership: Membership) -> Membership:
 def invitation_link(invitation: Invitation) -> str:
     """The link in the e-mail: the id, signed. In the query string, which request logs omit."""
     token = signing.dumps(str(invitation.id), salt=selectors.INVITATION_SALT)
-    return _absolute(f"{reverse('accounts:accept-invitation')}?{urlencode({'token': token})}")
+    return absolute_url(f"{reverse('accounts:accept-invitation')}?{urlencode({'token': token})}")
 
 
 @transaction.atomic

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -42,6 +41,7 @@ from accounts.forms import (
 )
 from accounts.models import Membership
 from accounts.selectors import Forbidden
+from plumbing.links import site_url
 from plumbing.problems import ApplicationError
 
 SETTINGS = "accounts:settings"
@@ -111,10 +111,10 @@ def resend_verification(request: HttpRequest) -> HttpResponse:
 
 
 class ResetPasswordView(PasswordResetView):
-    """Django's view; the link is built on SITE_ROOT, never on the request's Host header."""
+    """Django's view; the link is built on SITE_URL, never on the request's Host header."""
 
     def form_valid(self, form: PasswordResetForm) -> HttpResponse:
-        self.extra_email_context = {"site_root": settings.SITE_ROOT.rstrip("/")}
+        self.extra_email_context = {"site_url": site_url()}
         return super().form_valid(form)
 
 

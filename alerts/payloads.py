@@ -4,15 +4,14 @@ the same event as a Slack message or as an e-mail's subject and text."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin
 
-from django.conf import settings
 from django.utils import timezone
 
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
+from plumbing.links import absolute_url
 from rootcause.hangs import parse_ranks
-from rootcause.result import as_json
+from rootcause.result import RankRow, as_json, rank_sentence
 
 EVENT_DIAGNOSIS_DONE = "diagnosis.done"
 EVENT_TEST = "webhook.test"
@@ -23,16 +22,12 @@ EVENT_TEST = "webhook.test"
 Payload = dict[str, Any]
 
 
-def site_link(path: str) -> str:
-    return urljoin(settings.SITE_URL.rstrip("/") + "/", path.lstrip("/"))
-
-
 def diagnosis_payload(diagnosis: Diagnosis) -> Payload:
     """The event body: the typed result (masked text only; the fix only if the tier includes it,
     as the result stored it) and the fields a receiver routes on."""
     result = stored_result(diagnosis)
     data: dict[str, object] = {"diagnosis_id": str(diagnosis.id), "link": ""}
-    data["link"] = site_link(f"/diagnoses/{diagnosis.id}/")
+    data["link"] = absolute_url(f"/diagnoses/{diagnosis.id}/")
     if result is not None:
         full = as_json(result)
         data.update(
@@ -93,6 +88,12 @@ def hang_lines(data: Payload) -> list[str]:
     return lines
 
 
+def _rank_words(data: Payload) -> str:
+    """The rank sentence of the stored result's rank table (rootcause.result.rank_sentence)."""
+    rows = [RankRow(**row) for row in (data.get("result") or {}).get("ranks", [])]
+    return rank_sentence(data.get("initiating_rank"), rows)
+
+
 def _slack_escaped(text: str) -> str:
     """Text for Slack's mrkdwn: &, < and > are its control characters."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -108,8 +109,8 @@ def slack_message(payload: Payload) -> Payload:
         return {"text": text, "blocks": [_slack_section(_slack_escaped(text))]}
     failure = data.get("failure") or {}
     what = failure.get("title") or "no known failure"
-    rank = data.get("initiating_rank")
-    where = f" (rank {rank} failed first)" if rank is not None else ""
+    ranks = _rank_words(data)
+    where = f" ({ranks[0].lower()}{ranks[1:-1]})" if ranks else ""
     cause = data.get("root_cause") or ""
     link = data.get("link") or ""
     heading = f"*<{link}|{_slack_escaped(what)}>*"
@@ -120,12 +121,9 @@ def slack_message(payload: Payload) -> Payload:
     blocks = [_slack_section(heading)]
     if cause:
         blocks.append(_slack_section(_slack_escaped(cause)))
-    if rank is not None:
+    if ranks:
         blocks.append(
-            {
-                "type": "context",
-                "elements": [{"type": "mrkdwn", "text": f"Rank {rank} failed first."}],
-            }
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": _slack_escaped(ranks)}]}
         )
     hang = hang_lines(data)
     if hang:
@@ -156,8 +154,8 @@ def email_text(payload: Payload) -> tuple[str, str]:
         )
     if data.get("root_cause"):
         lines += ["", f"Root cause: {data['root_cause']}"]
-    if data.get("initiating_rank") is not None:
-        lines += [f"Rank {data['initiating_rank']} failed first; the others followed from it."]
+    if ranks := _rank_words(data):
+        lines += [ranks]
     if data.get("hang"):
         lines += ["", *hang_lines(data)]
     steps = (data.get("remediation") or {}).get("steps") or []

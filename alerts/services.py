@@ -26,12 +26,13 @@ from django.utils import timezone
 from accounts.actors import Actor
 from accounts.selectors import require_manager
 from alerts.models import Webhook, WebhookDelivery
-from alerts.payloads import EVENT_DIAGNOSIS_DONE, EVENT_TEST, Payload, diagnosis_payload, site_link
+from alerts.payloads import EVENT_DIAGNOSIS_DONE, EVENT_TEST, Payload, diagnosis_payload
 from alerts.selectors import require_alerts
 from billing_tiers.selectors import entitlements_for_organization
 from diagnosis.models import Diagnosis
 from diagnosis.recurrence import recurrence_of
 from plumbing import sql
+from plumbing.links import absolute_url
 from plumbing.problems import ApplicationError
 
 User = get_user_model()
@@ -219,7 +220,7 @@ def send_test_event(*, actor: Actor, webhook: Webhook) -> WebhookDelivery:
             payload={
                 "type": EVENT_TEST,
                 "timestamp": timezone.now().isoformat(),
-                "data": {"webhook_id": str(webhook.id), "link": site_link("/")},
+                "data": {"webhook_id": str(webhook.id), "link": absolute_url("/")},
             },
         )
         enqueue_delivery(delivery.id)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.conf import settings
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 
 from billing_tiers.models import Evaluation, EvaluationRequest
+from plumbing.links import site_url
 
 
 def _send(template: str, context: dict[str, object], recipients: Iterable[str]) -> int:
     to = sorted({address for address in recipients if address})
     if not to:
         return 0
-    context = {"site_root": settings.SITE_ROOT.rstrip("/"), **context}
+    context = {"site_url": site_url(), **context}
     subject = render_to_string(f"billing_tiers/email/{template}_subject.txt", context)
     body = render_to_string(f"billing_tiers/email/{template}.txt", context)
     return send_mail(" ".join(subject.split()), body, None, to, fail_silently=False)

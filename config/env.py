@@ -44,3 +44,19 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_site_url(port: int) -> str:
+    """SITE_URL, or SITE_ROOT (its former name), or the address `make run` serves on this port.
+
+    Only http(s) with a host: every e-mailed and alerted link is built on it, and a value missing
+    its scheme would give links that go nowhere.
+    """
+    raw = os.environ.get("SITE_URL") or os.environ.get("SITE_ROOT") or ""
+    if not raw.strip():
+        return f"http://127.0.0.1:{port}"
+    value = raw.strip().rstrip("/")
+    scheme, _, rest = value.partition("://")
+    if scheme not in ("http", "https") or not rest or rest.startswith("/"):
+        raise ImproperlyConfigured(f"SITE_URL={raw!r} must be an http:// or https:// address")
+    return value

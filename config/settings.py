@@ -13,7 +13,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_site_url, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,16 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-SITE_ROOT = env_str("SITE_ROOT", "http://127.0.0.1:8000")
+# The port `make run` serves on; without SITE_URL, the links point at it.
+PORT = env_int("PORT", 8000, minimum=1)
+# The service's public address: every link in an e-mail, an alert or an install command is built on
+# it (plumbing.links.absolute_url), never on a request's Host header. SITE_ROOT, its former name,
+# is still read when SITE_URL is unset.
+SITE_URL = env_site_url(PORT)
+
+# Where `make downloads` puts the client wheel (and `make vscode` the .vsix) that /downloads/
+# serves, with the install commands every page shows.
+DOWNLOADS_DIR = Path(env_str("DOWNLOADS_DIR") or BASE_DIR / "dist")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -249,8 +258,6 @@ TIER_HISTORY_DAYS = {
 }
 # How long a visitor's result stays reachable by its link.
 ANONYMOUS_RESULT_HOURS = env_int("ANONYMOUS_RESULT_HOURS", 24, minimum=1)
-# The service's public address, for links in alerts (the result page of a diagnosis).
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 # Webhooks may reach private, loopback and link-local addresses: for tests and local trials only.
 WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", default=False)
 # How long a task holds an alert delivery while sending it; past it (the worker died), another copy

@@ -26,6 +26,8 @@ urlpatterns = [
     # Anything else under /api/ (a malformed id too) is a problem+json 404, not an HTML page.
     re_path(r"^api(/|$)", problems.api_not_found),
     path("encyclopedia/", include("encyclopedia.urls")),
+    # The client wheel and the editor extension, served by the service (encyclopedia/downloads.py).
+    path("downloads/", include("encyclopedia.urls_downloads")),
     path("evaluation/", include("billing_tiers.urls")),
     # /accounts/… (sign-up, sign-in, verification, invitations) and /settings/…
     path("", include("accounts.urls")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import Counter
 from pathlib import Path
@@ -12,12 +13,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.files.uploadedfile import UploadedFile
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from msgspec import UnsetType
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 
 from accounts.actors import Actor, actor_of
@@ -31,10 +32,11 @@ from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.pipeline.table import is_active, stages, stages_for, stages_from
 from diagnosis.selectors import HistoryFilters
+from encyclopedia import downloads
 from encyclopedia.selectors import list_entries
 from plumbing.problems import ApplicationError
 from rootcause.hangs import is_archive, parse_ranks, rank_states
-from rootcause.result import DiagnosisResult
+from rootcause.result import DiagnosisResult, rank_sentence
 
 
 def _result_url(submission: services.Submission) -> str:
@@ -68,6 +70,7 @@ def paste_context(request: HttpRequest) -> dict[str, object]:
         "anonymous_hours": settings.ANONYMOUS_RESULT_HOURS,
         "history_days": entitlements.history_days,
         "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
+        "install": downloads.install(),
     }
 
 
@@ -138,22 +141,36 @@ def history(request: HttpRequest) -> HttpResponse:
     )
     filters = form.filters() if form.is_bound and form.is_valid() else HistoryFilters()
     paginator = HistoryPagination()
+    queryset = selectors.diagnoses_for(actor, filters)
+    page_error = ""
     try:
         # The API's cursor pagination, on a DRF view of this request (it reads the query string).
-        page = paginator.paginate_queryset(
-            selectors.diagnoses_for(actor, filters), Request(request)
-        )
-    except NotFound:
-        raise Http404("No such page of the history.") from None
+        page = paginator.paginate_queryset(queryset, Request(request))
+    except (NotFound, ValidationError):
+        # A cursor or page size that is not one of ours (the API's 400): the newest page, with
+        # the filters kept and the error said, rather than a server error.
+        page_error = "That link to a page of the history is not valid: here are the newest."
+        page = paginator.paginate_queryset(queryset, Request(_without_paging(request)))
     context: dict[str, object] = {
         "diagnoses": page,
         "form": form,
+        "page_error": page_error,
         "older": _relative(paginator.get_next_link()),
         "newer": _relative(paginator.get_previous_link()),
         "can_delete": actor.manages_organization,
         "organization": actor.organization,
     }
-    return render(request, "diagnosis/history.html", context)
+    return render(request, "diagnosis/history.html", context, status=400 if page_error else 200)
+
+
+def _without_paging(request: HttpRequest) -> HttpRequest:
+    """The same request without its cursor and page size: the first page of its filters."""
+    query = request.GET.copy()
+    for name in (HistoryPagination.cursor_query_param, "page_size"):
+        query.pop(name, None)
+    first = copy.copy(request)
+    first.GET = query  # type: ignore[assignment]  # a copy is mutable; Django reads it alike
+    return first
 
 
 def _stage_list(status: str, kind: str) -> list[tuple[str, str, str]]:
@@ -221,6 +238,10 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
             "ranks": sorted(result.ranks, key=lambda r: r.rank)
             if result and diagnosis.kind == Diagnosis.Kind.LOG
             else [],
+            # What the rank table says, in words (the same sentence as the CLI's and alerts').
+            "rank_sentence": rank_sentence(result.initiating_rank, result.ranks)
+            if result and diagnosis.kind == Diagnosis.Kind.LOG
+            else "",
             # A rank can fail first by saying nothing (it hung): the table still names it.
             "silent_initiator": result is not None
             and result.initiating_rank is not None

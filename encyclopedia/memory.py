@@ -11,7 +11,7 @@ import math
 import re
 from typing import TypedDict
 
-OPTIMIZERS = ("adamw", "adam", "sgd+momentum", "adamw-8bit", "adafactor")
+OPTIMIZERS = ("adamw", "adam", "sgd+momentum", "adamw-8bit", "adafactor", "adafactor+beta1")
 PRECISIONS = ("fp32", "mixed", "bf16")
 PRECISION_LABELS = {
     "fp32": "fp32 (weights, gradients and optimizer states in fp32)",
@@ -23,7 +23,36 @@ OPTIMIZER_LABELS = {
     "adam": "Adam",
     "sgd+momentum": "SGD with momentum",
     "adamw-8bit": "8-bit AdamW (bitsandbytes)",
-    "adafactor": "Adafactor",
+    "adafactor": "Adafactor (beta1=None, the default: factored second moment only)",
+    "adafactor+beta1": "Adafactor with beta1 (adds a first moment)",
+}
+# The spellings people type, from the frameworks' own flags, to the three precisions above.
+# Lightning's "bf16-mixed"/"16-mixed" and Hugging Face's --bf16/--fp16 are mixed precision (AMP:
+# half-precision compute, fp32 master weights the optimizer updates); "bf16-true" is pure bf16.
+# A bare "bf16" keeps its meaning here, pure bf16, as the API has always taken it.
+PRECISION_ALIASES = {
+    **{name: "fp32" for name in ("32", "32-true", "fp32", "float32", "tf32", "full")},
+    **{
+        name: "mixed"
+        for name in (
+            "mixed",
+            "amp",
+            "16",
+            "16-mixed",
+            "fp16",
+            "fp16-mixed",
+            "float16",
+            "half",
+            "bf16-mixed",
+            "--bf16",
+            "--fp16",
+            "bf16=true",
+            "fp16=true",
+            "--bf16=true",
+            "--fp16=true",
+        )
+    },
+    **{name: "bf16" for name in ("bf16", "bf16-true", "bf16-pure", "pure-bf16", "bfloat16")},
 }
 COMPONENTS = ("weights", "gradients", "optimizer_states", "master_weights")
 # Largest model we accept: far above any real one, small enough that the arithmetic stays exact.
@@ -87,6 +116,13 @@ def parse_params(value: object) -> int:
     return count
 
 
+def normalize_precision(value: str) -> str:
+    """ "bf16-mixed", "16-mixed", "fp16", "--bf16", "bf16-true", "32-true", … -> fp32, mixed or
+    bf16; a spelling it does not know is returned as it came, for the caller to refuse."""
+    name = value.strip().lower().replace("_", "-").replace(" ", "-")
+    return PRECISION_ALIASES.get(name, name)
+
+
 def normalize_optimizer(value: str) -> str:
     # "sgd+momentum" arrives as "sgd momentum" when a query string is not percent-encoded.
     name = value.strip().lower().replace(" ", "+").replace("_", "-")
@@ -104,7 +140,10 @@ def _bytes_per_param(optimizer: str, precision: str) -> dict[str, int]:
         "adam": 2 * state_width,
         "sgd+momentum": 1 * state_width,
         "adamw-8bit": 2,
-        "adafactor": 4,
+        # the factored second moment is a row and a column vector per matrix: O(rows + cols),
+        # nothing per parameter; beta1 adds a full first moment
+        "adafactor": 0,
+        "adafactor+beta1": 1 * state_width,
     }[optimizer]
     return {
         "weights": weights,
@@ -150,8 +189,12 @@ def estimate(
     optimizer = normalize_optimizer(optimizer)
     if optimizer not in OPTIMIZERS:
         raise EstimateError(f"optimizer must be one of {', '.join(OPTIMIZERS)}")
+    precision = normalize_precision(precision)
     if precision not in PRECISIONS:
-        raise EstimateError(f"precision must be one of {', '.join(PRECISIONS)}")
+        raise EstimateError(
+            f"precision must be one of {', '.join(PRECISIONS)} (or a framework's spelling: "
+            "bf16-mixed, 16-mixed, fp16, --bf16, bf16-true, 32-true)"
+        )
     if isinstance(zero_stage, bool) or not isinstance(zero_stage, int) or not 0 <= zero_stage <= 3:
         raise EstimateError("zero_stage must be 0, 1, 2 or 3")
     if isinstance(dp_size, bool) or not isinstance(dp_size, int) or not 1 <= dp_size <= MAX_DP_SIZE:
@@ -207,9 +250,14 @@ def estimate(
         )
     if optimizer == "adafactor":
         notes.append(
-            "Adafactor: approximated as 4 B/param, an upper bound that covers an fp32 "
-            "first moment (beta1 set); the factored second moment is O(rows + cols) per "
-            "matrix and negligible. With beta1=None the real state is far smaller."
+            "Adafactor (beta1=None, the default in Hugging Face and T5): the factored second "
+            "moment is a row and a column vector per matrix, O(rows + cols), counted as 0 "
+            "B/param. With beta1 set, choose 'Adafactor with beta1': a full first moment."
+        )
+    if optimizer == "adafactor+beta1":
+        notes.append(
+            f"Adafactor with beta1: a first moment of {per_param['optimizer_states']} B/param; "
+            "the factored second moment, O(rows + cols) per matrix, is not counted."
         )
     if zero_stage and dp_size == 1:
         notes.append("ZeRO with one data-parallel rank shards nothing.")

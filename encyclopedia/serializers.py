@@ -160,15 +160,26 @@ class OptimizerField(serializers.ChoiceField):
         self.fail("invalid_choice", input=data)
 
 
+class PrecisionField(serializers.ChoiceField):
+    def to_internal_value(self, data: object) -> str:
+        if isinstance(data, str):
+            return super().to_internal_value(memory.normalize_precision(data))
+        self.fail("invalid_choice", input=data)
+
+
 class MemoryEstimateInputSerializer(serializers.Serializer):
     params = serializers.CharField(
         max_length=40, help_text="Parameter count: 7000000000, 7e9, 7B, 1.3B, 350M."
     )
     optimizer = OptimizerField(choices=memory.OPTIMIZERS, default="adamw")
-    precision = serializers.ChoiceField(
+    precision = PrecisionField(
         choices=list(memory.PRECISION_LABELS.items()),
         default="mixed",
-        help_text="fp32; mixed = bf16/fp16 mixed precision with fp32 master weights; bf16 = pure.",
+        help_text=(
+            "fp32; mixed = bf16/fp16 mixed precision with fp32 master weights; bf16 = pure. "
+            "The frameworks' spellings are taken too: bf16-mixed, 16-mixed, fp16, --bf16 and "
+            "--fp16 (mixed), bf16-true (pure bf16), 32-true (fp32)."
+        ),
     )
     zero_stage = serializers.IntegerField(min_value=0, max_value=3, default=0)
     dp_size = serializers.IntegerField(min_value=1, max_value=memory.MAX_DP_SIZE, default=1)

@@ -1,9 +1,10 @@
-"""Encyclopedia pages: the index, one entry, search by pasted error text, the memory estimator."""
+"""Encyclopedia pages: the index, one entry, search by pasted error text, the memory estimator;
+and /downloads/, the client and the editor extension served by the service itself."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
@@ -11,8 +12,9 @@ from django.utils.http import urlencode
 from accounts.actors import actor_of
 from billing_tiers.entitlements import entitlements_for, upgrade_from
 from billing_tiers.selectors import evaluation_offer, quota_status
-from encyclopedia import memory, selectors
+from encyclopedia import downloads, memory, selectors
 from encyclopedia.serializers import MemoryEstimateInputSerializer
+from plumbing.links import site_url
 from plumbing.problems import ApplicationError
 
 
@@ -47,6 +49,7 @@ def _paste_box(request: HttpRequest) -> dict[str, object]:
         "history_days": entitlements.history_days,
         "max_log_bytes": settings.ROOTCAUSE_MAX_LOG_BYTES,
         "evaluation": evaluation_offer(),
+        "install": downloads.install(),
     }
 
 
@@ -106,7 +109,8 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
     }
     status = 200
     if "params" in request.GET:
-        context["values"] = {**values, **request.GET.dict()}
+        given = {**values, **request.GET.dict()}
+        context["values"] = given
         form = MemoryEstimateInputSerializer(data=request.GET)
         if form.is_valid():
             args = dict(form.validated_data)
@@ -129,7 +133,52 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
             if result["gpu_memory_bytes"]:
                 shown["gpu_human"] = memory.human_bytes(result["gpu_memory_bytes"])
             context["result"] = shown
+            # the form shows the canonical choices ("bf16-mixed" arrives, "mixed" is selected)
+            given.update(optimizer=result["optimizer"], precision=result["precision"])
         else:
             context["errors"] = {k: " ".join(str(m) for m in v) for k, v in form.errors.items()}
             status = 400
     return render(request, "encyclopedia/memory_estimate.html", context, status=status)
+
+
+# --- /downloads/ ------------------------------------------------------------------------------
+
+
+def downloads_page(request: HttpRequest) -> HttpResponse:
+    files = downloads.downloads()
+    return render(
+        request,
+        "encyclopedia/downloads.html",
+        {"files": files, "install": downloads.install(), "site_url": site_url()},
+    )
+
+
+def downloads_index(request: HttpRequest) -> JsonResponse:
+    """The same as JSON, for scripts (the GitHub Action finds the wheel here)."""
+    current = downloads.install()
+
+    def described(file: downloads.Download | None) -> dict[str, object] | None:
+        if file is None:
+            return None
+        return {
+            "name": file.name,
+            "version": file.version,
+            "url": file.url,
+            "size": file.size,
+            "sha256": file.sha256,
+        }
+
+    return JsonResponse(
+        {
+            "wheel": described(current.wheel),
+            "vsix": described(current.vsix),
+            "files": [described(f) for f in downloads.downloads()],
+        }
+    )
+
+
+def download_file(request: HttpRequest, name: str) -> FileResponse:
+    path = downloads.download_path(name)
+    response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    response["Content-Type"] = "application/octet-stream"
+    return response

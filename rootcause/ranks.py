@@ -50,6 +50,8 @@ WATCHDOG_RE = re.compile(
     r"\] Timeout at NCCL work: \d"
 )
 ROOT_CAUSE_HEAD = "Root Cause (first observed failure)"
+# The reason given when nothing at all points at a rank.
+NO_RANK = "no rank can be singled out"
 # `rank : 2 (local_rank: 2)`, or `rank2 (local rank: 2)` when a paste lost the layout
 LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
 # A launcher summary entry whose process died of a crash signal of its own (SIGILL, SIGBUS,
@@ -435,4 +437,4 @@ def initiating_rank(
         if set(collateral_errors) <= {root}:
             return root, f"the launcher saw rank {root} exit first (weak evidence)"
         return None, f"only collateral errors; the launcher saw rank {root} exit first"
-    return None, "no rank can be singled out"
+    return None, NO_RANK

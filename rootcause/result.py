@@ -245,6 +245,61 @@ class SearchMatch:
     matched: list[MatchedLine] = field(default_factory=list)
 
 
+def _ranks_phrase(ranks: list[int]) -> str:
+    """rank 3; ranks 0 and 1; ranks 0, 1 and 2; ranks 0-6 and 8-15 for longer runs."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if len(ranks) > 4:
+        runs: list[list[int]] = []
+        for rank in ranks:
+            if runs and rank == runs[-1][-1] + 1:
+                runs[-1].append(rank)
+            else:
+                runs.append([rank])
+        parts = [p for r in runs for p in ([f"{r[0]}-{r[-1]}"] if len(r) > 2 else map(str, r))]
+    else:
+        parts = [str(rank) for rank in ranks]
+    return "ranks " + (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0])
+
+
+def rank_sentence(initiating_rank: int | None, ranks: list[RankRow]) -> str:
+    """Which rank failed first, in one sentence that says what the rank table says: the page, the
+    CLI, alerts and the root cause all take it from here, so the words never contradict the
+    rows. Empty when there is nothing to say (a single process, or one rank and none singled out).
+    """
+    others = sorted({row.rank for row in ranks if row.rank != initiating_rank})
+    if initiating_rank is None:
+        if len(others) < 2:
+            return ""
+        slugs = {row.slug for row in ranks}
+        what = f"the same failure, {slugs.pop()}" if len(slugs) == 1 else "an error"
+        return (
+            f"No rank can be singled out as the first to fail: {_ranks_phrase(others)} "
+            f"each reported {what}."
+        )
+    own = next((row for row in ranks if row.rank == initiating_rank), None)
+    rank = f"Rank {initiating_rank}"
+    if own is None and others:
+        return (
+            f"{rank} reported no error of its own while {_ranks_phrase(others)} reported "
+            "collateral ones: it is the rank they waited for, so it most likely failed first."
+        )
+    if own is None:
+        return (
+            f"{rank} most likely failed first, from what other lines (the launcher's) say of "
+            "it: none of its own output is in the log."
+        )
+    if own.collateral:
+        also = f" like those of {_ranks_phrase(others)}" if others else ""
+        return (
+            f"{rank} most likely failed first, but its own error ({own.slug}) is collateral"
+            f"{also}: what started the failure is not in the log."
+        )
+    if not others:
+        return f"{rank} failed first."
+    return f"{rank} failed first; the failures of {_ranks_phrase(others)} followed from it."
+
+
 def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:  # see below
     """JSON-ready builtins; unset fields are left out."""
     # Not JSONValue: the apps read the result back by its known shape (result["failure"]

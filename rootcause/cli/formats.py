@@ -18,7 +18,7 @@ from msgspec import UnsetType
 from rootcause.cli.errors import ExitCode, overall
 from rootcause.cli.results import FileResult, Outcome
 from rootcause.confidence import confidence_words
-from rootcause.result import HangSection
+from rootcause.result import HangSection, rank_sentence
 
 FORMATS = ("text", "json", "github", "junit")
 # GitHub shows at most 10 error annotations of a step; more would be dropped silently.
@@ -36,6 +36,8 @@ def render_text(result: FileResult, server: str = "") -> str:
         out.append(f"root cause: {result.root_cause}")
         rank = result.initiating_rank
         out.append(f"initiating rank: {'n/a (single process)' if rank is None else rank}")
+        if sentence := rank_sentence(rank, result.ranks):
+            out.append(f"ranks:      {sentence}")
         for c in result.collateral:
             ranks = ", ".join(str(r) for r in c.ranks) or "-"
             out.append(f"collateral: {c.slug} on ranks {ranks}")
@@ -244,12 +246,12 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
             out += [f"- {_md(fact)}" for fact in r.missing_facts]
             continue
         f = r.failure
+        ranks = rank_sentence(r.initiating_rank, r.ranks)
         out += [
             f"### `{_md_code(o.file)}`: {f.title}",
             "",
             f"Class `{f.slug}` ({f.category}), confidence {f.confidence:.2f}"
-            f" ({_md(confidence_words(f.confidence))})"
-            + ("" if r.initiating_rank is None else f"; rank {r.initiating_rank} failed first"),
+            f" ({_md(confidence_words(f.confidence))})" + (f". {_md(ranks)}" if ranks else ""),
             "",
             f"**Root cause.** {_md(r.root_cause or '')}",
         ]

@@ -13,6 +13,7 @@ from rootcause.engine import similar
 from rootcause.engine.calibration import calibrated
 from rootcause.engine.rules import LAUNCHER_REPORT_RE, Held, confidence, initiating
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
+from rootcause.ranks import NO_RANK
 from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
@@ -20,9 +21,14 @@ from rootcause.result import (
     Failure,
     Launch,
     RankRow,
+    rank_sentence,
 )
 
 MAX_EVIDENCE = 6
+# glog's error and fatal lines, as c10d, ProcessGroupNCCL and the elastic agent write them
+# ("[E1201 04:01:00.100 53136 ProcessGroupNCCL.cpp:2222] …", after an optional rank prefix):
+# error lines without an exception name, which the scan's exception marker does not take.
+_GLOG_ERROR_RE = re.compile(r"^(?:\[rank\d+\]:\s*)?\[?[EF]\d{4} \d\d:\d\d:\d\d")
 # The last line of a log that stops in the middle of training.
 _PROGRESS_RE = re.compile(
     r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]|s/it\]"
@@ -75,7 +81,8 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     probability = calibrated(score)
     if probability < LIKELY:
         missing.append(_what_would_decide(held, ranked))
-    root_cause = _root_cause(entry, rank, rank_reason, headline, multi=multi)
+    rows = _rank_rows(held, winner, rank)
+    root_cause = _root_cause(entry, rank_sentence(rank, rows), rank_reason, headline, multi=multi)
     if exit_note is not None:
         root_cause += f" {exit_note[1]}"
     return DiagnosisResult(
@@ -88,7 +95,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         ),
         root_cause=root_cause,
         initiating_rank=rank,
-        ranks=_rank_rows(held, winner, rank),
+        ranks=rows,
         collateral=_collateral_failures(held, ranked),
         evidence=evidence,
         missing_facts=missing,
@@ -136,7 +143,7 @@ def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
     evidence = [
         EvidenceLine(line=h.line, text=short(h.text))
         for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
-    ]
+    ] or _error_level_lines(scan)[:3]
     missing = _missing_facts(scan, diagnosed=False, rank=None, multi=False)
     scores = held.scores
     if scores:
@@ -200,17 +207,18 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
     )
 
 
-def _root_cause(entry: Entry, rank: int | None, reason: str, headline: str, *, multi: bool) -> str:
-    """The entry's quick answer, then which rank failed first and why, quoting the error."""
+def _root_cause(entry: Entry, ranks: str, reason: str, headline: str, *, multi: bool) -> str:
+    """The entry's quick answer, then which rank failed first (the sentence of the rank table,
+    rank_sentence) and how that was told, then the error quoted."""
     text = _first_sentence(entry.quick_answer or entry.title)
-    if rank is not None:
-        text += f" Rank {rank} failed first ({reason})"
-        text += f": {headline}" if headline else "."
-    else:
-        if multi:
-            text += f" No rank is singled out: {reason}."
-        if headline:
-            text += f" First error: {headline}"
+    if ranks:
+        text += f" {ranks}" if reason == NO_RANK else f" {ranks[:-1]} ({reason})."
+    elif multi:
+        # ranks were seen but at most one reported an error: nothing to single out from
+        text += " No rank can be singled out as the first to fail"
+        text += "." if reason == NO_RANK else f" ({reason})."
+    if headline:
+        text += f" First error: {headline}"
     return text
 
 
@@ -327,12 +335,27 @@ def _evidence(
     ], headline
 
 
+def _error_level_lines(scan: Scan) -> list[EvidenceLine]:
+    """The glog error lines among the log's last lines (c10d's and NCCL's `[E…]` lines)."""
+    return [
+        EvidenceLine(line=line, text=short(text))
+        for text, (_, line) in zip(scan.tail, scan.tail_at, strict=True)
+        if _GLOG_ERROR_RE.match(text)
+    ]
+
+
 def _missing_facts(scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool) -> list[str]:
     facts = []
     if scan.chars == 0 or not scan.tail:
         return ["the log is empty: paste or upload the whole output of the failed run"]
     if not diagnosed:
-        if scan.tracebacks == 0 and not scan.exceptions:
+        if scan.tracebacks == 0 and not scan.exceptions and _error_level_lines(scan):
+            facts.append(
+                "the error lines found (c10d's and NCCL's [E…] lines) match no known failure: "
+                "include the whole stderr of every rank from its start (the first error is "
+                "often much earlier), the command line and the versions of torch, CUDA and NCCL"
+            )
+        elif scan.tracebacks == 0 and not scan.exceptions:
             facts.append(
                 "no traceback or error line: include the stderr of every rank, not only stdout"
             )

@@ -21,8 +21,8 @@ ACCEPT = "/accounts/invitations/accept/"
 
 
 @pytest.fixture(autouse=True)
-def _site_root(settings):
-    settings.SITE_ROOT = "http://testserver"
+def _site_url(settings):
+    settings.SITE_URL = "http://testserver"
 
 
 def _invite(client, capture, email="ada@lovelace.example", role="member", url=INVITATIONS):

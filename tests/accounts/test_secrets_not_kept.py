@@ -32,7 +32,7 @@ def _find(pattern: str, text: str, group: int = 0) -> str:
 def test_secrets_are_in_no_row_and_no_log_line(
     acme, alice, charlie, session_api, web, settings, caplog, django_capture_on_commit_callbacks
 ):
-    settings.SITE_ROOT = "http://testserver"
+    settings.SITE_URL = "http://testserver"
     caplog.set_level(logging.DEBUG)
 
     owner = session_api(alice)

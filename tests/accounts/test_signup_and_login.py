@@ -32,8 +32,8 @@ def _link(message) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _site_root(settings, db):
-    settings.SITE_ROOT = "http://testserver"
+def _site_url(settings, db):
+    settings.SITE_URL = "http://testserver"
 
 
 def test_the_pages_have_the_sites_look_and_real_links(client, db):

@@ -641,3 +641,26 @@ def test_email_alerts_through_the_api(
 
     assert alice_api.delete(f"/api/v1/email-alerts/{alert['id']}").status_code == 204
     assert alice_api.get("/api/v1/email-alerts").json() == []
+
+
+def test_alert_texts_say_what_the_rank_table_says():
+    """One rank listed: it failed first, and no "others" followed from it."""
+    rows = [{"rank": 1, "slug": "optimizer-state-oom", "first_error_line": 9, "collateral": False}]
+    payload = {
+        "type": "diagnosis.done",
+        "data": {
+            "link": "https://rootcause.example/diagnoses/1/",
+            "failure": {"title": "OOM", "category": "memory", "confidence": 0.9},
+            "root_cause": "Out of memory.",
+            "initiating_rank": 1,
+            "result": {"ranks": rows},
+        },
+    }
+
+    _, body = payloads.email_text(payload)
+    slack = json.dumps(payloads.slack_message(payload))
+
+    assert "Rank 1 failed first." in body
+    assert "followed" not in body
+    assert "followed" not in slack
+    assert "Rank 1 failed first." in slack

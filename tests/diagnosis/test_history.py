@@ -219,3 +219,29 @@ def test_the_purge_keeps_each_organisations_history_for_its_tiers_days(
         umbrella_recent,
     }
     assert services.purge_expired_diagnoses() == 0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"cursor": "xyz"},  # not base64
+        {"cursor": "bz1hYmM="},  # base64 of a position that is no date
+        {"cursor": "xyz", "status": "done"},
+        {"page_size": "abc"},
+    ],
+)
+def test_a_bad_cursor_or_page_size_on_the_page_is_a_400_with_the_newest_page(
+    client, alice, history, query
+):
+    client.force_login(alice)
+
+    page = client.get("/diagnoses/", query)
+
+    assert page.status_code == 400  # as the API answers the same query
+    text = page.content.decode()
+    assert "That link to a page of the history is not valid" in text
+    assert history["oom-2"] in text  # the newest page, filters kept
+    if "status" in query:
+        assert history["oom-failed"] not in text
+    api = client.get("/api/v1/diagnoses", query)
+    assert api.status_code == 400

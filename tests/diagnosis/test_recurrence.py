@@ -141,3 +141,21 @@ def test_a_visitors_result_has_no_recurrence(api, django_capture_on_commit_callb
 
     assert body["status"] == "done"
     assert "recurrence" not in body
+
+
+def test_recurrence_comes_with_the_history_as_the_api_docs_say(acme_api, acme, seen):
+    """A free organisation keeps a history, so it has its recurrence (docs/api.md, tiers.md);
+    only alerts and follow-up questions are Scale's."""
+    from pathlib import Path
+
+    from billing_tiers.selectors import entitlements_for_organization
+
+    entitlements = entitlements_for_organization(acme)
+    assert entitlements.tier == "free"
+    assert entitlements.history_days is not None
+    assert entitlements.history_days > 0
+    assert acme_api.get("/api/v1/failures").status_code == 200
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    scale = docs.split("## Scale", 1)[1].split("\n## ", 1)[0]
+    assert "/api/v1/failures" not in scale
+    assert "every tier that keeps one has it" in docs

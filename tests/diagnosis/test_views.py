@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.conf import settings
 
@@ -116,3 +119,62 @@ def test_someone_without_an_organisation_gets_a_personal_one_which_is_charged(
     assert organization.memberships.get().user == dora
     assert "<strong>2 of 3</strong>" in client.get("/").content.decode()
     assert QuotaCharge.objects.get().subject == f"org:{organization.pk}"
+
+
+RANK_LOGS = {
+    # one rank reports the error, another only its progress: the table lists rank 1 alone
+    "one rank": (
+        "[rank0]: step 7 loss 2.1\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+        "Rank 1 failed first.",
+    ),
+    # every rank raises the same error: none is singled out
+    "none": (
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+        "No rank can be singled out as the first to fail: ranks 0 and 1 each reported the same "
+        "failure, optimizer-state-oom.",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(RANK_LOGS))
+def test_the_rank_sentence_says_what_the_rank_table_shows(
+    client, alice, acme, django_capture_on_commit_callbacks, shape
+):
+    log, expected = RANK_LOGS[shape]
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_text": log})
+
+    text = html.unescape(client.get(response["Location"]).content.decode())
+
+    (sentence,) = re.findall(r'<p id="initiating-rank">(.*?)</p>', text)
+    assert sentence == expected
+    assert "followed from it" not in text
+    assert "singled out: no rank" not in text
+
+
+@pytest.mark.parametrize(
+    ("log", "said", "not_said"),
+    [
+        ("epoch 1 step 3 loss 0.1\n", "No traceback or error line was found", "lines below"),
+        (
+            "[E1201 04:01:01.100 53136 ProcessGroupNCCL.cpp:2223] [Rank 0] a complaint\n",
+            "The lines below are the first errors found",
+            "No traceback or error line",
+        ),
+    ],
+)
+def test_the_no_match_page_speaks_of_the_lines_it_shows(
+    client, alice, acme, django_capture_on_commit_callbacks, log, said, not_said
+):
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/", {"log_text": log})
+
+    text = client.get(response["Location"]).content.decode()
+
+    assert "No known failure matched" in text
+    assert said in text
+    assert not_said not in text

@@ -74,7 +74,11 @@ def test_each_zero_stage_divides_what_it_shards(stage: int, sharded: set[str]) -
         ("sgd+momentum", "mixed", (2, 2, 4, 4)),
         ("sgd+momentum", "bf16", (2, 2, 2, 0)),
         ("adamw-8bit", "mixed", (2, 2, 2, 4)),
-        ("adafactor", "mixed", (2, 2, 4, 4)),
+        # beta1=None: the factored second moment is O(rows + cols), nothing per parameter
+        ("adafactor", "mixed", (2, 2, 0, 4)),
+        ("adafactor", "bf16", (2, 2, 0, 0)),
+        ("adafactor+beta1", "mixed", (2, 2, 4, 4)),
+        ("adafactor+beta1", "bf16", (2, 2, 2, 0)),
     ],
 )
 def test_bytes_per_parameter(optimizer: str, precision: str, per_param: tuple[int, ...]) -> None:
@@ -102,7 +106,8 @@ def test_approximations_are_stated() -> None:
     )
     notes = " ".join(result["notes"])
     assert "Activations" in notes
-    assert "Adafactor: approximated as 4 B/param, an upper bound" in notes
+    assert "counted as 0 B/param" in notes
+    assert result["bytes_per_param"]["optimizer_states"] == 0  # what the note says
     assert "shards nothing" in notes
 
 
@@ -156,3 +161,48 @@ def test_sgd_momentum_survives_an_unencoded_plus() -> None:
         params="1B", optimizer="sgd momentum", precision="fp32", zero_stage=0, dp_size=1
     )
     assert result["optimizer"] == "sgd+momentum"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "precision"),
+    [
+        ("bf16-mixed", "mixed"),  # Lightning
+        ("16-mixed", "mixed"),
+        ("16", "mixed"),
+        ("fp16", "mixed"),  # Hugging Face fp16=True, DeepSpeed fp16
+        ("--bf16", "mixed"),  # Hugging Face's flag: AMP with fp32 master weights
+        ("--fp16", "mixed"),
+        ("BF16_Mixed", "mixed"),
+        ("bf16-true", "bf16"),  # Lightning's pure bf16
+        ("bf16", "bf16"),
+        ("32-true", "fp32"),
+        ("32", "fp32"),
+    ],
+)
+def test_the_frameworks_spellings_of_precision_are_taken(spelling: str, precision: str) -> None:
+    result = estimate(params="7B", optimizer="adamw", precision=spelling, zero_stage=0, dp_size=1)
+    canonical = estimate(
+        params="7B", optimizer="adamw", precision=precision, zero_stage=0, dp_size=1
+    )
+
+    assert result["precision"] == precision
+    assert result["bytes"] == canonical["bytes"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", ["bf16-mixed", "16-mixed", "bf16-true", "fp16", "--bf16"])
+def test_the_api_and_the_page_take_them_too(client: Any, spelling: str) -> None:
+    query = {"params": "7B", "optimizer": "adamw", "precision": spelling}
+
+    api = client.get("/api/v1/tools/memory-estimate", query)
+    page = client.get("/encyclopedia/tools/memory-estimate/", query)
+
+    assert api.status_code == 200, api.content
+    assert api.json()["precision"] in ("mixed", "bf16")
+    assert page.status_code == 200
+    assert page.context["result"]["precision"] == api.json()["precision"]
+
+
+def test_an_unknown_precision_names_the_accepted_spellings() -> None:
+    with pytest.raises(EstimateError, match="bf16-mixed"):
+        estimate(params="7B", optimizer="adamw", precision="fp8", zero_stage=0, dp_size=1)
