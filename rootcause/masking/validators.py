@@ -268,6 +268,20 @@ def validate_host_value(buf: bytes, start: int, end: int, m: re.Match[bytes]) ->
     return "HOSTNAME"
 
 
+# What follows "on node" where a launcher left the name out: "... on node exited on signal 4"
+# (mpirun, with an empty host name).
+_NOT_ON_HOST = frozenset(
+    b"exited failed crashed died terminated returned aborted killed stopped hung".split()
+)
+
+
+def validate_host_on(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    value = buf[start:end].lower()
+    if value in _HOST_WORDS or value in _NOT_ON_HOST:
+        return None
+    return validate_host_value(buf, start, end, m)
+
+
 def validate_host_word(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     # "host vm" at the end of a record is a name; "host memory is low" is English. Without a
     # key=value shape, accept only names with a digit, '-' or '.', or that end the record.

@@ -87,3 +87,10 @@ def test_public_hosts_must_be_host_names() -> None:
     for bad in ("localhost", "https://ci.example.org", "ci example.org", "*.example.org"):
         with pytest.raises(ValueError, match="not a host name"):
             parse_public_hosts(bad)
+
+
+def test_a_verb_where_mpirun_left_the_node_name_out_is_no_host() -> None:
+    # shared/corpus/dev3 gh-out-of-taxonomy__horovod-926: masking "exited" lost the diagnosis
+    line = "mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction)."
+    assert both(line) == line
+    assert both("rank 3 on node athena exited") == "rank 3 on node <HOST_1> exited"
