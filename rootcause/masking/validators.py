@@ -83,6 +83,8 @@ def parse_public_hosts(value: str) -> tuple[bytes, ...]:
             raise ValueError(f"{item.strip()!r} is not a host name (name.domain)")
         hosts.append(name)
     return tuple(hosts)
+
+
 # What follows a host name in a file name: gpu-node-17.corp.acme.internal.log
 _FILE_EXTENSIONS = frozenset(
     b"log txt out err json jsonl yaml yml csv tsv pt pth bin ckpt safetensors npz npy h5 pkl "
