@@ -14,6 +14,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_int, env_list, env_site_url, env_str
+from rootcause.masking.validators import parse_public_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -226,6 +227,13 @@ UPLOAD_IDLE_SECONDS = env_int("UPLOAD_IDLE_SECONDS", 30, minimum=1)
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():
     raise ImproperlyConfigured(f"MASKING_RECOGNIZERS_FILE={MASKING_RECOGNIZERS_FILE!r} is no file")
+# Host names masking keeps (with the built-in public forges and services; docs/masking.md).
+# The library reads the variable itself (rootcause/masking/validators.py): checked here.
+MASKING_PUBLIC_HOSTS = env_str("MASKING_PUBLIC_HOSTS")
+try:
+    parse_public_hosts(MASKING_PUBLIC_HOSTS)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"MASKING_PUBLIC_HOSTS: {exc}") from None
 # An organisation's own masking rules (terms and patterns; docs/masking.md): how many, how long.
 MASKING_RULES_PER_ORGANIZATION = env_int("MASKING_RULES_PER_ORGANIZATION", 200, minimum=0)
 MASKING_RULE_MAX_LENGTH = env_int("MASKING_RULE_MAX_LENGTH", 200, minimum=2)

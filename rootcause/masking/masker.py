@@ -24,10 +24,9 @@ import hashlib
 import hmac
 import importlib.util
 import os
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rootcause.masking.chunks import iter_line_chunks
 
@@ -43,9 +42,9 @@ from rootcause.masking.density import (
     lines_in,
     marked_whole,
 )
-from rootcause.masking.offsets import byte_offsets
+from rootcause.masking.focus import FocusedAnalyzer, as_candidates, focused_spans
 from rootcause.masking.patterns import FIXED_TOKEN, PSEUDONYM_PREFIX, SPECS
-from rootcause.masking.prefilters import all_windows
+from rootcause.masking.prefilters import all_windows, covered
 from rootcause.masking.rules import Rule, RuleSet, as_rule_set
 from rootcause.masking.scanner import (
     LEARNED_ENTITIES,
@@ -57,6 +56,7 @@ from rootcause.masking.scanner import (
     find_private_keys,
     learned_database,
     learning_database,
+    log_findings,
     main_database,
     resolve,
     scanned,
@@ -84,7 +84,6 @@ _AUTO = "auto"
 # Presidio's analyzer only for the chunks where it could add something (the command line):
 # see Masker._find_when_needed.
 WHEN_NEEDED = "when-needed"
-_OTHER_PRIORITY = 13
 
 
 def default_analyzer() -> AnalyzerEngine | None:
@@ -286,9 +285,30 @@ class Masker:
     def _spans(self, chunk: str, buf: bytes, keys: list[tuple[int, int]]) -> list[Candidate]:
         """What is replaced in a chunk: every recognizer's and the learned names' findings,
         resolved."""
+        analyzer = self._analyzer
+        if analyzer is not None and getattr(analyzer, "focusable", _no)():
+            # the production analyzer (recognizer.LogAnalyzerEngine): see focus.py
+            return focused_spans(self, cast("FocusedAnalyzer", analyzer), chunk, buf, keys)
         candidates = self._find(chunk, buf)
-        # used once: after a fallback to Presidio, its analyzer reads the chunk
         self._hits = self._scanned = None
+        return self.resolved(buf, candidates, keys)
+
+    def take_hits(self) -> Hits | None:
+        """The main database's hits in the chunk being masked, if its guard scan had them;
+        used once (after a fallback to Presidio, its analyzer reads the chunk)."""
+        hits, self._hits, self._scanned = self._hits, None, None
+        return hits
+
+    @property
+    def ad_hoc(self) -> list[EntityRecognizer]:
+        """The recognizers handed to each ``analyze`` call (an organisation's rules)."""
+        return self._ad_hoc
+
+    def resolved(
+        self, buf: bytes, candidates: list[Candidate], keys: list[tuple[int, int]]
+    ) -> list[Candidate]:
+        """``candidates`` (a list of its own: it is sorted) with the learned names' mentions,
+        resolved; names are learned from ``candidates`` first."""
         self._learn(buf, candidates)
         self._update_learned()
         if self._learned_db is not None:
@@ -311,10 +331,7 @@ class Masker:
         if self._when_needed and self._analyzer is None:
             # What the analyzer returns when only HyperscanRecognizer finds anything
             # (recognizer.py): its resolved candidates and the private-key bodies.
-            keys, _ = find_private_keys(buf, 0)
-            found = resolve(find_candidates(buf, hits=self._hits), keys)
-            found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
-            return found
+            return log_findings(buf, self._hits)
         if self._analyzer is None:
             found = find_candidates(buf, hits=self._hits)
             if self._rules is not None:
@@ -325,14 +342,7 @@ class Masker:
             results = self._analyzer.analyze(
                 text=chunk, language="en", ad_hoc_recognizers=self._ad_hoc or None
             )
-        spans = byte_offsets(chunk, buf, [(r.start, r.end) for r in results])
-        found = []
-        for r, (s, e) in zip(results, spans, strict=True):
-            if s < e:
-                meta = r.recognition_metadata
-                priority = meta.get("priority", _OTHER_PRIORITY) if meta else _OTHER_PRIORITY
-                found.append(Candidate(s, e, r.entity_type, priority))
-        return found
+        return as_candidates(chunk, buf, results)
 
     def _learn(self, buf: bytes, candidates: list[Candidate]) -> None:
         # The learned names are for the whole log; _learned_db is rebuilt only when one is new.
@@ -377,6 +387,10 @@ class Masker:
         return b"".join(out)
 
 
+def _no() -> bool:
+    return False
+
+
 def _thinned(chunk: str, buf: bytes, regions: list[tuple[int, int]]) -> tuple[str, bytes, int]:
     """The chunk with its dense regions masked whole (density.py), and how many lines were."""
     if not regions:
@@ -395,29 +409,10 @@ def _thinned(chunk: str, buf: bytes, regions: list[tuple[int, int]]) -> tuple[st
 
 
 def _covered(windows: list[tuple[int, int]], spans: list[Candidate]) -> bool:
-    """Whether findings inside ``windows`` would leave ``spans`` as they are.
-
-    ``spans`` is what ``resolve`` kept (leftmost, longest, most specific). A finding that lies
-    inside a kept span and is not that span exactly comes after it in resolve's order and
-    overlaps it, so it is dropped and changes nothing; one with exactly the span of a kept
-    finding would win over it only on priority, which Presidio's findings
-    (``OTHER_PRIORITY``) have over the learned names alone. The validated recognizers only
-    ever find something inside their windows, so a window covered this way is one they
-    cannot change.
-    """
-    if not windows:
-        return True
+    """Whether findings inside every one of ``windows`` would leave ``spans`` as they are
+    (``prefilters.covered``)."""
     starts = [c.start for c in spans]
-    for lo, hi in windows:
-        i = bisect_right(starts, lo) - 1
-        if i < 0:
-            return False
-        c = spans[i]
-        if hi > c.end:
-            return False
-        if lo == c.start and hi == c.end and c.priority >= _OTHER_PRIORITY:
-            return False
-    return True
+    return all(covered(lo, hi, spans, starts) for lo, hi in windows)
 
 
 def mask_log(

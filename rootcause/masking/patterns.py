@@ -20,6 +20,7 @@ from rootcause.masking.validators import (
     validate_card,
     validate_email,
     validate_fqdn,
+    validate_host_on,
     validate_host_value,
     validate_host_word,
     validate_ipv4,
@@ -371,7 +372,7 @@ SPECS: tuple[Spec, ...] = (
         rb"\bon (?:host|node|machine) [A-Za-z0-9]",
         _c(rb"on (?:host|node|machine) (?P<v>[A-Za-z0-9][A-Za-z0-9.\-_]*[A-Za-z0-9])", _I),
         8,
-        validate_host_value,
+        validate_host_on,
         caseless=True,
     ),
     Spec(

@@ -9,12 +9,17 @@ a chunk needs Presidio at all (``Masker(analyzer=WHEN_NEEDED)``): importing it c
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
 import hyperscan
 
-from rootcause.masking.scanner import Database
+from rootcause.masking.scanner import Candidate, Database
+
+# Where a finding of a recognizer other than the Hyperscan ones falls when two findings tie
+# (scanner.resolve: lower wins): after every log pattern, before the names learned from a log.
+OTHER_PRIORITY = 13
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,41 @@ def _databases() -> list[tuple[Database, Window]]:
     return [(prefilter_database(pattern), window) for pattern, window in PREFILTERS.values()]
 
 
+def trimmed(window: Window, buf: bytes, lo: int, hi: int) -> tuple[int, int]:
+    """A window less the bytes at its ends that none of its recognizer's findings can hold
+    (the character each side that is there for the word boundaries, when the recognizer's
+    pattern has an alphabet); empty (lo == hi) when nothing is left."""
+    allowed = window.alphabet
+    if allowed is not None:
+        while lo < hi and buf[lo] not in allowed:
+            lo += 1
+        while hi > lo and buf[hi - 1] not in allowed:
+            hi -= 1
+    return lo, hi
+
+
+def covered(lo: int, hi: int, spans: list[Candidate], starts: list[int]) -> bool:
+    """Whether findings inside [lo, hi) would leave ``spans`` (resolved: ``scanner.resolve``,
+    ``starts`` their starts) as they are.
+
+    A finding that lies inside a kept span and is not that span exactly comes after it in
+    resolve's order and overlaps it, so it is dropped and changes nothing; one with exactly the
+    span of a kept finding would win over it only on priority, which Presidio's findings
+    (``OTHER_PRIORITY``) have over the learned names alone. The validated recognizers only ever
+    find something inside their (trimmed) windows, so a window covered this way is one they
+    cannot change.
+    """
+    if lo >= hi:
+        return True
+    i = bisect_right(starts, lo) - 1
+    if i < 0:
+        return False
+    c = spans[i]
+    if hi > c.end:
+        return False
+    return not (lo == c.start and hi == c.end and c.priority >= OTHER_PRIORITY)
+
+
 def all_windows(buf: bytes) -> list[tuple[int, int]]:
     """Where in ``buf`` a validated recognizer could find something (none: one cheap scan).
 
@@ -134,13 +174,8 @@ def all_windows(buf: bytes) -> list[tuple[int, int]]:
         return []
     spans = []
     for db, window in _databases():
-        allowed = window.alphabet
         for lo, hi in windows(db, window, buf):
-            if allowed is not None:
-                while lo < hi and buf[lo] not in allowed:
-                    lo += 1
-                while hi > lo and buf[hi - 1] not in allowed:
-                    hi -= 1
+            lo, hi = trimmed(window, buf, lo, hi)
             if lo < hi:
                 spans.append((lo, hi))
     return spans

@@ -24,6 +24,9 @@ Importing this module imports presidio (the server extra); the light client neve
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import lru_cache
 
 # Presidio's e-mail validation calls tldextract, which fetches the public suffix list over the
@@ -47,19 +50,41 @@ from presidio_analyzer.predefined_recognizers import (
 
 from rootcause.masking.offsets import char_offsets
 from rootcause.masking.patterns import ENTITIES
-from rootcause.masking.prefilters import PREFILTERS, Window, prefilter_database, windows
-from rootcause.masking.rules import RuleSet
-from rootcause.masking.scanner import (
-    Candidate,
-    find_candidates,
-    find_private_keys,
-    resolve,
+from rootcause.masking.prefilters import (
+    PREFILTERS,
+    Window,
+    prefilter_database,
+    trimmed,
+    windows,
 )
+from rootcause.masking.rules import RuleSet
+from rootcause.masking.scanner import Candidate, find_candidates, log_findings
 
 _SCORE = 0.9
-# Where a result of a recognizer other than ours falls when two findings tie (see resolve).
-OTHER_PRIORITY = 13
 PRIORITY = "priority"
+
+# A window of a prefiltered recognizer: (lo, hi) as it reads it, then (lo, hi) trimmed to
+# where its findings can lie (prefilters.trimmed).
+WindowPair = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What ``LogAnalyzerEngine.analyze_focused`` hands its log recognizers for one text:
+    ``HyperscanRecognizer`` reports ``ours`` instead of scanning, each prefiltered recognizer
+    reads only its ``windows`` (by recognizer id), both for the text encoded as ``buf``."""
+
+    buf: bytes
+    ours: list[Candidate]
+    windows: dict[str, list[tuple[int, int]]]
+
+
+_FOCUS: ContextVar[Focus | None] = ContextVar("rootcause_masking_focus", default=None)
+
+
+def _focus_on(buf: bytes) -> Focus | None:
+    focus = _FOCUS.get()
+    return focus if focus is not None and focus.buf == buf else None
 
 
 class HyperscanRecognizer(EntityRecognizer):
@@ -79,9 +104,8 @@ class HyperscanRecognizer(EntityRecognizer):
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
     ) -> list[RecognizerResult]:
         buf = text.encode("utf-8", "surrogatepass")
-        keys, _ = find_private_keys(buf, in_key=0)
-        kept = resolve(find_candidates(buf), keys)
-        kept += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
+        focus = _focus_on(buf)
+        kept = focus.ours if focus is not None else log_findings(buf)
         wanted = set(entities) if entities else set(ENTITIES)
         kept = [c for c in kept if c.entity in wanted]
         offsets = char_offsets(text, buf, [(c.start, c.end) for c in kept])
@@ -143,7 +167,17 @@ class PrefilteredRecognizer(EntityRecognizer):
         pass  # the inner recognizer loaded itself
 
     def _windows(self, buf: bytes) -> list[tuple[int, int]]:
+        focus = _focus_on(buf)
+        if focus is not None:
+            return focus.windows.get(self.id, [])
         return windows(self._db, self.window, buf)
+
+    def window_pairs(self, buf: bytes) -> list[WindowPair]:
+        """Every window it would read in ``buf``, each with its trimmed span."""
+        return [
+            (lo, hi, *trimmed(self.window, buf, lo, hi))
+            for lo, hi in windows(self._db, self.window, buf)
+        ]
 
     def analyze(
         self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
@@ -240,6 +274,51 @@ class LogAnalyzerEngine(AnalyzerEngine):
         return super()._enhance_using_context(
             text, raw_results, nlp_artifacts, recognizers, context
         )
+
+    # Handing Presidio only what it must decide (Masker's focused path): the log patterns'
+    # findings come from the Masker, and the validated recognizers read only the windows
+    # where a finding of theirs could change the masking.
+
+    def focusable(self) -> bool:
+        """Whether the registry is the production one: one ``HyperscanRecognizer``, whose
+        findings a focused analysis hands in."""
+        return sum(isinstance(r, HyperscanRecognizer) for r in self.registry.recognizers) == 1
+
+    def prefiltered(self) -> list[PrefilteredRecognizer]:
+        return [r for r in self.registry.recognizers if isinstance(r, PrefilteredRecognizer)]
+
+    def other_entities(self, ad_hoc: Sequence[EntityRecognizer]) -> frozenset[str]:
+        """The types the registry's other recognizers (the operator's) and ``ad_hoc`` find:
+        Presidio drops a finding of ours that one of theirs of the same type contains."""
+        ours = (HyperscanRecognizer, PrefilteredRecognizer)
+        return frozenset(
+            entity
+            for r in [*self.registry.recognizers, *ad_hoc]
+            if not isinstance(r, ours)
+            for entity in r.supported_entities
+        )
+
+    def focus(
+        self, buf: bytes, ours: list[Candidate], windows: dict[str, list[tuple[int, int]]]
+    ) -> Focus:
+        return Focus(buf, ours, windows)
+
+    def analyze_focused(
+        self,
+        text: str,
+        focus: object,
+        ad_hoc: Sequence[EntityRecognizer],
+    ) -> list[RecognizerResult]:
+        """Presidio's ``analyze`` of ``text`` (encoded as ``focus.buf``) with the log
+        recognizers told what to report and where to read (``Focus``); the operator's and the
+        ad-hoc recognizers read the whole text."""
+        if not isinstance(focus, Focus):
+            raise TypeError(f"a Focus, not {type(focus).__name__}")
+        token = _FOCUS.set(focus)
+        try:
+            return self.analyze(text=text, language="en", ad_hoc_recognizers=list(ad_hoc) or None)
+        finally:
+            _FOCUS.reset(token)
 
 
 _PLAIN_ENHANCE = EntityRecognizer.enhance_using_context

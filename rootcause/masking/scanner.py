@@ -343,6 +343,16 @@ def find_private_keys(buf: bytes, in_key: int) -> tuple[list[tuple[int, int]], i
         pos = end.end() if end is not None else body_end
 
 
+def log_findings(buf: bytes, hits: list[tuple[int, int, int]] | None = None) -> list[Candidate]:
+    """What the log patterns find in ``buf`` alone (one chunk, no key block open before it):
+    the resolved candidates and the private-key bodies, as ``HyperscanRecognizer`` reports
+    them to Presidio. ``hits``: the main database's hits in ``buf``, when already scanned."""
+    keys, _ = find_private_keys(buf, 0)
+    found = resolve(find_candidates(buf, hits=hits), keys)
+    found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
+    return found
+
+
 _START, _END, _PRIORITY = attrgetter("start"), attrgetter("end"), attrgetter("priority")
 
 

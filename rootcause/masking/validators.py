@@ -8,7 +8,9 @@ shorter value than the pattern took.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
+from functools import lru_cache
 from itertools import pairwise
 
 from rootcause.masking.suffixes import COMMON_TLDS, PRIVATE_TLDS
@@ -47,9 +49,42 @@ _PUBLIC_DOMAINS = (
     b"core.windows.net",
     b"googleapis.com",
     b"npmjs.org",
-    b"gitlab.com",
     b"openai.com",
+    # public forges and CI services: a run's URL stays linkable (the project and run in its
+    # path are kept, a token in its query or credentials before the host are not)
+    b"gitlab.com",
+    b"bitbucket.org",
+    b"codeberg.org",
+    b"circleci.com",
+    b"dev.azure.com",
+    b"buildkite.com",
+    b"travis-ci.com",
+    b"travis-ci.org",
+    b"app.codecov.io",
+    b"codecov.io",
+    b"sourceforge.net",
 )
+# More hosts that name no one in particular, for the operator and the command line alike:
+# comma-separated host names, each kept with its subdomains.
+PUBLIC_HOSTS_ENV = "MASKING_PUBLIC_HOSTS"
+_HOST_NAME = re.compile(rb"(?:[a-z0-9](?:[a-z0-9\-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9\-]{0,62}")
+
+
+def parse_public_hosts(value: str) -> tuple[bytes, ...]:
+    """The host names of ``MASKING_PUBLIC_HOSTS`` ("ci.acme.com, jenkins.example.org");
+    ValueError naming the first that is not a host name with a dot."""
+    hosts = []
+    for item in value.split(","):
+        host = item.strip().lower().rstrip(".")
+        if not host:
+            continue
+        name = host.encode("ascii", "replace")
+        if _HOST_NAME.fullmatch(name) is None:
+            raise ValueError(f"{item.strip()!r} is not a host name (name.domain)")
+        hosts.append(name)
+    return tuple(hosts)
+
+
 # What follows a host name in a file name: gpu-node-17.corp.acme.internal.log
 _FILE_EXTENSIONS = frozenset(
     b"log txt out err json jsonl yaml yml csv tsv pt pth bin ckpt safetensors npz npy h5 pkl "
@@ -171,14 +206,21 @@ def validate_ipv6(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str |
     return _ip_entity(value)
 
 
-_PUBLIC = frozenset(_PUBLIC_DOMAINS)
+@lru_cache(maxsize=4)
+def _public(extra: str) -> frozenset[bytes]:
+    try:
+        added = parse_public_hosts(extra)
+    except ValueError:
+        added = ()  # config/settings.py refuses to start with it; the command line ignores it
+    return frozenset(_PUBLIC_DOMAINS + added)
 
 
 def _is_public(host: bytes) -> bool:
     # the host or one of its parent domains is public: a set lookup per dot
+    public = _public(os.environ.get(PUBLIC_HOSTS_ENV, ""))
     i = 0
     while True:
-        if host[i:] in _PUBLIC:
+        if host[i:] in public:
             return True
         i = host.find(b".", i) + 1
         if i == 0:
@@ -226,6 +268,20 @@ def validate_host_value(buf: bytes, start: int, end: int, m: re.Match[bytes]) ->
     if re.fullmatch(rb"(?:rank|default|local_rank|cuda|device)\d*", value):
         return None
     return "HOSTNAME"
+
+
+# What follows "on node" where a launcher left the name out: "... on node exited on signal 4"
+# (mpirun, with an empty host name).
+_NOT_ON_HOST = frozenset(
+    b"exited failed crashed died terminated returned aborted killed stopped hung".split()
+)
+
+
+def validate_host_on(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    value = buf[start:end].lower()
+    if value in _HOST_WORDS or value in _NOT_ON_HOST:
+        return None
+    return validate_host_value(buf, start, end, m)
 
 
 def validate_host_word(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:

@@ -1,8 +1,9 @@
 """The masker's shortcuts give what the long way gives: hits of a scan handed on instead of a
-second scan of the same bytes, and Presidio's per-recognizer regrouping skipped when it can
-change nothing (rootcause/masking/scanner.py `scanned`, masker.py, recognizer.py
-`LogAnalyzerEngine`). Each is compared, byte for byte and count for count, with the code path
-that scans again and with Presidio's own AnalyzerEngine."""
+second scan of the same bytes, Presidio's per-recognizer regrouping skipped when it can
+change nothing, and Presidio handed only what it must decide (rootcause/masking/scanner.py
+`scanned`, masker.py, focus.py, recognizer.py `LogAnalyzerEngine`). Each is compared, byte for
+byte and count for count, with the code path that scans again and with Presidio's own
+AnalyzerEngine reading every window and every finding."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerResult
 from presidio_analyzer.nlp_engine import NlpEngineProvider
 
 from bench.genlog import generate_log
+from bench.masking_corpus.cluster import dense_log
 from rootcause.masking import Masker, mask_log
+from rootcause.masking import focus as focus_module
 from rootcause.masking import masker as masker_module
 from rootcause.masking.recognizer import (
     LogAnalyzerEngine,
@@ -34,10 +37,12 @@ def _inputs() -> list[bytes]:
     files = sorted(p for p in LOGS.rglob("*") if p.is_file() and p.suffix in (".log", ".txt"))
     assert len(files) > 100  # the test logs are there
     generated = [b"".join(generate_log(50 * 1024, seed=seed)) for seed in range(4)]
-    return [p.read_bytes() for p in files] + generated
+    # issue 33's dense cluster lines: phone-like and card-like windows on every few lines
+    dense = b"".join(dense_log(96 * 1024))
+    return [p.read_bytes() for p in files] + generated + [dense]
 
 
-def _presidio_s_own_engine() -> AnalyzerEngine:
+def _presidio_s_own_engine(recognizers_file: str | None = None) -> AnalyzerEngine:
     provider = NlpEngineProvider(
         nlp_configuration={
             "nlp_engine_name": "no_op",
@@ -47,7 +52,7 @@ def _presidio_s_own_engine() -> AnalyzerEngine:
     production = build_analyzer()
     return AnalyzerEngine(
         nlp_engine=provider.create_engine(),
-        registry=build_registry(),
+        registry=build_registry(recognizers_file),
         supported_languages=["en"],
         context_aware_enhancer=production.context_aware_enhancer,
     )
@@ -92,14 +97,57 @@ def test_the_shortcuts_mask_as_the_long_way(
         assert fast == slow
 
 
-def test_the_shortcuts_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    taken = {"hits": 0, "learned": 0, "regrouping skipped": 0}
-    scanned, find_learned = masker_module.scanned, masker_module.find_learned
-    skip = LogAnalyzerEngine._enhance_using_context
+# An operator's recognizers of types ours find too: Presidio's duplicate removal then weighs
+# our findings against theirs, over the whole chunk.
+_OVERLAPPING_YAML = """
+recognizers:
+  - name: "Short phones"
+    supported_language: "en"
+    supported_entity: "PHONE_NUMBER"
+    patterns:
+      - name: "phone"
+        regex: "\\\\b\\\\d{3}[ -]\\\\d{4}\\\\b"
+        score: 0.95
+  - name: "Lab hosts"
+    supported_language: "en"
+    supported_entity: "HOSTNAME"
+    patterns:
+      - name: "lab"
+        regex: "\\\\b[a-z0-9-]+\\\\.lab\\\\b"
+        score: 1.0
+"""
 
-    def counting_scanned(buf: bytes, hits: Any) -> Any:
+
+def test_an_operator_s_recognizers_of_our_types_mask_as_the_long_way(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "recognizers.yaml"
+    path.write_text(_OVERLAPPING_YAML)
+    production = build_analyzer(str(path))
+    presidio = _presidio_s_own_engine(str(path))
+    assert isinstance(production, LogAnalyzerEngine)
+    inputs = _inputs()[-5:]  # the generated logs and the dense cluster lines
+    assert any(b".lab" in data for data in inputs)
+    for data in inputs:
+        fast = _masked(data, production, [])
+        with _no_reuse(monkeypatch):
+            slow = _masked(data, presidio, [])
+        assert fast == slow
+
+
+def test_the_shortcuts_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = {"hits": 0, "learned": 0, "regrouping skipped": 0, "focused": 0}
+    log_findings, find_learned = focus_module.log_findings, masker_module.find_learned
+    skip = LogAnalyzerEngine._enhance_using_context
+    analyze_focused = LogAnalyzerEngine.analyze_focused
+
+    def counting_findings(buf: bytes, hits: Any = None) -> Any:
         taken["hits"] += hits is not None
-        return scanned(buf, hits)
+        return log_findings(buf, hits)
+
+    def counting_focused(self: Any, text: str, focus: Any, ad_hoc: Any) -> Any:
+        taken["focused"] += 1
+        return analyze_focused(self, text, focus, ad_hoc)
 
     def counting_learned(buf: bytes, db: Any, entities: Any, hits: Any = None) -> Any:
         taken["learned"] += hits is not None
@@ -110,7 +158,8 @@ def test_the_shortcuts_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
         taken["regrouping skipped"] += result == raw
         return result
 
-    monkeypatch.setattr(masker_module, "scanned", counting_scanned)
+    monkeypatch.setattr(focus_module, "log_findings", counting_findings)
+    monkeypatch.setattr(LogAnalyzerEngine, "analyze_focused", counting_focused)
     monkeypatch.setattr(masker_module, "find_learned", counting_learned)
     monkeypatch.setattr(LogAnalyzerEngine, "_enhance_using_context", counting_skip)
     _masked(b"".join(generate_log(50 * 1024, seed=7)), build_analyzer(), [])
@@ -145,3 +194,20 @@ def test_regrouping_runs_when_results_are_not_in_recognizer_order() -> None:
     assert not _in_recognizer_order([RecognizerResult("A", 0, 1, 0.9)], [a, b])  # no id
     enhancing = Enhancing(["A"], name="e")
     assert not _in_recognizer_order([result(enhancing)], [enhancing])  # a recognizer enhances
+
+
+def test_presidio_is_shown_the_findings_its_duplicate_removal_could_touch() -> None:
+    from rootcause.masking.focus import _split
+    from rootcause.masking.scanner import Candidate
+
+    inside, touching, apart = (
+        Candidate(12, 14, "PHONE_NUMBER", 5),
+        Candidate(0, 11, "SECRET", 5),
+        Candidate(30, 40, "IP_ADDRESS", 5),
+    )
+    host = Candidate(50, 60, "HOSTNAME", 5)
+    ours = [touching, inside, apart, host]
+    near, far = _split(ours, {"card": [(10, 20)]}, frozenset({"HOSTNAME"}))
+    assert near == [touching, inside, host]
+    assert far == [apart]
+    assert _split(ours, {}, frozenset()) == ([], ours)
