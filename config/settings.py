@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "diagnosis",
     "alerts",
     "questions",
+    "feedback",
     "workers",
 ]
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/v1/", include("accounts.urls_api")),
     path("api/v1/", include("diagnosis.urls_api")),
     path("api/v1/", include("questions.urls_api")),
+    path("api/v1/", include("feedback.urls_api")),
     path("api/v1/", include("alerts.urls_api")),
     path("api/v1/", include("encyclopedia.urls_api")),
     # Anything else under /api/ (a malformed id too) is a problem+json 404, not an HTML page.
@@ -31,5 +32,6 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("diagnosis.urls")),
     path("", include("questions.urls")),
+    path("", include("feedback.urls")),
     path("", include("alerts.urls")),
 ]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rootcause.cli.errors import EXIT_CODES, CliError, ExitCode, InputError
+from rootcause.cli.feedback import register as register_feedback
 from rootcause.cli.formats import Emitter, render_text
 from rootcause.cli.inputs import (
     display_name,
@@ -314,6 +315,8 @@ def mask(files: Files) -> None:
 
 # `run -- COMMAND` and `watch FILE|DIR`: a job diagnosed while it runs (rootcause/live)
 register_live(app)
+# `feedback ID --right|--wrong`: was the diagnosis right (rootcause/cli/feedback.py)
+register_feedback(app)
 
 
 def main() -> None:
