@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from diagnosis.pipeline.stage import status_choices
-from diagnosis.selectors import HistoryFilters
+from diagnosis.selectors import MAX_SEARCH_CHARS, HistoryFilters
 
 
 class DiagnoseForm(forms.Form):
@@ -30,6 +30,12 @@ class DiagnoseForm(forms.Form):
 class HistoryFilterForm(forms.Form):
     """The history page's filters, named like the API's query parameters."""
 
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        max_length=MAX_SEARCH_CHARS,
+        widget=forms.SearchInput(attrs={"placeholder": "file, job or root cause"}),
+    )
     failure = forms.ChoiceField(label="Failure", required=False)
     # Called when the form is made: the stage table's statuses (diagnosis/pipeline/table.py).
     status = forms.ChoiceField(
@@ -59,4 +65,5 @@ class HistoryFilterForm(forms.Form):
             status=data["status"],
             created_after=start_of(data["created_after"]),
             created_before=start_of(data["created_before"]),
+            q=data["q"],
         )
