@@ -27,6 +27,7 @@ from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.pipeline.table import is_active, stages, stages_from
 from diagnosis.selectors import HistoryFilters
+from diagnosis.services.carry import remember_visitor_diagnosis
 from encyclopedia.selectors import list_entries
 from plumbing.problems import ApplicationError
 
@@ -90,6 +91,10 @@ def home(request: HttpRequest) -> HttpResponse:
                 form.add_error(None, exc.detail)
                 status, headers = exc.status_code, exc.headers
             else:
+                if submission.access_key:  # a visitor's: carried into the account they make
+                    remember_visitor_diagnosis(
+                        request.session, submission.diagnosis, submission.access_key
+                    )
                 return redirect(_result_url(submission))
         else:
             status = 400
