@@ -45,6 +45,7 @@ def test_signing_up_carries_the_visitors_results_into_the_new_history(
     assert signed["Location"] == page
     diagnosis = Diagnosis.objects.get()
     assert diagnosis.organization is not None
+    assert diagnosis.created_by is not None
     assert diagnosis.created_by.email == "ada@lovelace.example"
     assert (diagnosis.access_key_digest, diagnosis.anonymous_subject) == ("", "")
     assert diagnosis.expires_at is None
