@@ -122,3 +122,36 @@ class TokenForm(forms.Form):
 
 class SwitchOrganizationForm(forms.Form):
     organization = forms.UUIDField()
+
+
+class ChangeEmailForm(forms.Form):
+    email = forms.EmailField(
+        label="New e-mail address",
+        max_length=150,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    password = forms.CharField(
+        label="Your current password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "change-email-%s")
+        super().__init__(*args, **kwargs)
+
+
+class DeleteAccountForm(forms.Form):
+    password = forms.CharField(
+        label="Your password, to confirm",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "delete-account-%s")
+        super().__init__(*args, **kwargs)
+
+
+class DeleteOrganizationForm(forms.Form):
+    name = forms.CharField(label="Type the organisation's name to confirm", max_length=200)
