@@ -12,6 +12,18 @@ from accounts.actors import SCOPE_CHOICES
 from accounts.models import MaskingRule, Membership
 
 
+class PrefixedIds(forms.Form):
+    """A form whose element ids start with its own `id_prefix`, so that two forms of one page
+    with a field of the same name (a name, an e-mail) give their labels distinct targets."""
+
+    id_prefix = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if self.id_prefix:
+            kwargs.setdefault("auto_id", f"{self.id_prefix}-%s")
+        super().__init__(*args, **kwargs)
+
+
 class SignupForm(forms.Form):
     # The e-mail becomes the username, which Django limits to 150 characters.
     email = forms.EmailField(
@@ -65,11 +77,13 @@ class LoginForm(AuthenticationForm):
         self.error_messages["invalid_login"] = "The e-mail address or the password is wrong."
 
 
-class OrganizationForm(forms.Form):
+class OrganizationForm(PrefixedIds):
+    id_prefix = "organization"
     name = forms.CharField(max_length=200)
 
 
-class InvitationForm(forms.Form):
+class InvitationForm(PrefixedIds):
+    id_prefix = "invitation"
     email = forms.EmailField(label="E-mail")
     role = forms.ChoiceField(
         choices=[
@@ -83,11 +97,13 @@ class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices)
 
 
-class DomainForm(forms.Form):
+class DomainForm(PrefixedIds):
+    id_prefix = "domain"
     domain = forms.CharField(max_length=253, help_text="e.g. acme.com")
 
 
-class MaskingRuleForm(forms.Form):
+class MaskingRuleForm(PrefixedIds):
+    id_prefix = "masking-rule"
     """Shapes only: what a valid rule is, the service decides (rootcause.masking.rules)."""
 
     kind = forms.ChoiceField(choices=MaskingRule.Kind.choices, initial=MaskingRule.Kind.TERM)
@@ -97,7 +113,8 @@ class MaskingRuleForm(forms.Form):
     )
 
 
-class TokenForm(forms.Form):
+class TokenForm(PrefixedIds):
+    id_prefix = "token"
     EXPIRY_CHOICES = [
         ("", "Never"),
         ("30", "In 30 days"),
@@ -124,7 +141,8 @@ class SwitchOrganizationForm(forms.Form):
     organization = forms.UUIDField()
 
 
-class ChangeEmailForm(forms.Form):
+class ChangeEmailForm(PrefixedIds):
+    id_prefix = "change-email"
     email = forms.EmailField(
         label="New e-mail address",
         max_length=150,
@@ -136,21 +154,14 @@ class ChangeEmailForm(forms.Form):
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("auto_id", "change-email-%s")
-        super().__init__(*args, **kwargs)
 
-
-class DeleteAccountForm(forms.Form):
+class DeleteAccountForm(PrefixedIds):
+    id_prefix = "delete-account"
     password = forms.CharField(
         label="Your password, to confirm",
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("auto_id", "delete-account-%s")
-        super().__init__(*args, **kwargs)
 
 
 class DeleteOrganizationForm(forms.Form):
