@@ -34,7 +34,7 @@ from rootcause.cli.inputs import (
     raw_pieces,
 )
 from rootcause.cli.offline import diagnose_bundle_path, diagnose_merged, diagnose_path, is_bundle
-from rootcause.cli.results import FileResult, Outcome, from_record
+from rootcause.cli.results import FileResult, Outcome, from_record, page_link
 from rootcause.engine import get_engine
 from rootcause.live.commands import register as register_live
 
@@ -290,7 +290,8 @@ def _diagnose_job(
         record = wait_for(
             service, client, name=name, record=record, location=location, on_state=moved_on
         )
-        return from_record(record, ",".join(paths), upload.parts)
+        link = page_link(service.url, record, location)
+        return from_record(record, ",".join(paths), upload.parts, link=link)
     finally:
         progress.done(name)
 
