@@ -317,7 +317,7 @@ def test_staff_are_emailed_when_a_request_arrives(
     assert sorted(message.to) == ["ops@rootcause.example.com", "sales@rootcause.example.com"]
     assert "Acme" in message.subject
     request = EvaluationRequest.objects.get()
-    assert ASK["training"] in message.body
+    assert "7B LLM pretraining on 64 H100s" in message.body
     assert (
         f"https://rootcause.example.com/admin/billing_tiers/evaluationrequest/{request.pk}/change/"
         in message.body
