@@ -166,10 +166,12 @@ def test_the_favicon_and_the_api_docs_load_only_from_the_service(page: Any, site
     requested: list[str] = []
     blocked: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
-    page.on(
-        "requestfailed",
-        lambda request: "BLOCKED_BY_CSP" in (request.failure or "") and blocked.append(request.url),
-    )
+
+    def failed(request: Any) -> None:
+        if "BLOCKED_BY_CSP" in (request.failure or ""):
+            blocked.append(request.url)
+
+    page.on("requestfailed", failed)
 
     page.goto("/api/v1/docs")
     page.wait_for_load_state("networkidle")
