@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth import password_validation
 from django.contrib.auth.forms import AuthenticationForm, UsernameField
@@ -8,6 +10,19 @@ from django.contrib.auth.models import User
 from accounts import selectors
 from accounts.actors import SCOPE_CHOICES
 from accounts.models import MaskingRule, Membership
+
+
+class PrefixedIds(forms.Form):
+    """A form whose element ids start with its own `id_prefix`, so that two forms of one page
+    with a field of the same name (a name, an e-mail) give their labels distinct targets."""
+
+    id_prefix = ""
+
+    # Django's form arguments, passed on unchanged
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if self.id_prefix:
+            kwargs.setdefault("auto_id", f"{self.id_prefix}-%s")
+        super().__init__(*args, **kwargs)
 
 
 class SignupForm(forms.Form):
@@ -64,11 +79,13 @@ class LoginForm(AuthenticationForm):
     }
 
 
-class OrganizationForm(forms.Form):
+class OrganizationForm(PrefixedIds):
+    id_prefix = "organization"
     name = forms.CharField(max_length=200)
 
 
-class InvitationForm(forms.Form):
+class InvitationForm(PrefixedIds):
+    id_prefix = "invitation"
     email = forms.EmailField(label="E-mail")
     role = forms.ChoiceField(
         choices=[
@@ -82,11 +99,13 @@ class RoleForm(forms.Form):
     role = forms.ChoiceField(choices=Membership.Role.choices)
 
 
-class DomainForm(forms.Form):
+class DomainForm(PrefixedIds):
+    id_prefix = "domain"
     domain = forms.CharField(max_length=253, help_text="e.g. acme.com")
 
 
-class MaskingRuleForm(forms.Form):
+class MaskingRuleForm(PrefixedIds):
+    id_prefix = "masking-rule"
     """Shapes only: what a valid rule is, the service decides (rootcause.masking.rules)."""
 
     kind = forms.ChoiceField(choices=MaskingRule.Kind.choices, initial=MaskingRule.Kind.TERM)
@@ -96,7 +115,8 @@ class MaskingRuleForm(forms.Form):
     )
 
 
-class TokenForm(forms.Form):
+class TokenForm(PrefixedIds):
+    id_prefix = "token"
     EXPIRY_CHOICES = [
         ("", "Never"),
         ("30", "In 30 days"),
@@ -121,3 +141,30 @@ class TokenForm(forms.Form):
 
 class SwitchOrganizationForm(forms.Form):
     organization = forms.UUIDField()
+
+
+class ChangeEmailForm(PrefixedIds):
+    id_prefix = "change-email"
+    email = forms.EmailField(
+        label="New e-mail address",
+        max_length=150,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    password = forms.CharField(
+        label="Your current password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+
+class DeleteAccountForm(PrefixedIds):
+    id_prefix = "delete-account"
+    password = forms.CharField(
+        label="Your password, to confirm",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+
+class DeleteOrganizationForm(forms.Form):
+    name = forms.CharField(label="Type the organisation's name to confirm", max_length=200)

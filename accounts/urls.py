@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from accounts import views
+from accounts import views, views_account
 from accounts.forms import LoginForm
 
 app_name = "accounts"
@@ -63,6 +63,19 @@ urlpatterns = [
     path("accounts/invitations/accept/", views.accept_invitation, name="accept-invitation"),
     path("accounts/organization/", views.switch_organization, name="switch-organization"),
     path("settings/", views.settings_page, name="settings"),
+    path("settings/account/", views_account.account_page, name="account"),
+    path("settings/account/email/", views_account.change_email, name="change-email"),
+    path("settings/account/delete/", views_account.delete_account, name="delete-account"),
+    path(
+        "accounts/email/<str:token>/",
+        views_account.confirm_email_change,
+        name="confirm-email-change",
+    ),
+    path(
+        "settings/organization/delete/",
+        views_account.delete_organization,
+        name="delete-organization",
+    ),
     path("settings/organization/", views.rename_organization, name="rename-organization"),
     path("settings/leave/", views.leave_organization, name="leave-organization"),
     path("settings/invitations/", views.invite, name="invite"),

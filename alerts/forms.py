@@ -18,6 +18,10 @@ class AlertFiltersForm(forms.Form):
         label="Only the first time a class is seen", required=False
     )
 
+    # The page holds a webhook form and an e-mail alert form with the same filters: each form's
+    # element ids start with its own prefix, so that every label points at its own field.
+    id_prefix = "alert"
+
     def __init__(
         self,
         *args: Any,  # Django's form arguments, passed on unchanged
@@ -25,6 +29,7 @@ class AlertFiltersForm(forms.Form):
         categories: Iterable[str] = (),
         **kwargs: Any,  # as above
     ):
+        kwargs.setdefault("auto_id", f"{self.id_prefix}-%s")
         super().__init__(*args, **kwargs)
         self.fields["failure_slug"].choices = [("", "any"), *failures]  # type: ignore[attr-defined]
         self.fields["category"].choices = [  # type: ignore[attr-defined]
@@ -34,6 +39,7 @@ class AlertFiltersForm(forms.Form):
 
 
 class WebhookForm(AlertFiltersForm):
+    id_prefix = "webhook"
     url = forms.URLField(
         label="Endpoint URL", max_length=500, assume_scheme="https", widget=forms.URLInput
     )
@@ -49,6 +55,7 @@ class WebhookForm(AlertFiltersForm):
 
 
 class EmailAlertForm(AlertFiltersForm):
+    id_prefix = "email-alert"
     recipients = forms.MultipleChoiceField(
         label="Members to e-mail", widget=forms.CheckboxSelectMultiple
     )

@@ -1,14 +1,18 @@
-"""The e-mails of evaluations: a code issued, a request declined, an evaluation ending soon."""
+"""The e-mails of evaluations: a request arrived (to staff), a code issued, a request declined,
+an evaluation ending soon."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from billing_tiers.models import Evaluation, EvaluationRequest
-from plumbing.links import site_url
+from plumbing.links import absolute_url, site_url
 
 
 def _send(template: str, context: dict[str, object], recipients: Iterable[str]) -> int:
@@ -37,3 +41,20 @@ def send_request_declined(*, request: EvaluationRequest, recipients: list[str]) 
 
 def send_evaluation_ending(*, evaluation: Evaluation, recipients: list[str]) -> int:
     return _send("evaluation_ending", {"evaluation": evaluation}, recipients)
+
+
+def staff_addresses() -> list[str]:
+    """Who answers evaluation requests: the active staff accounts (they decide in the admin),
+    and the addresses of STAFF_NOTIFICATION_EMAILS."""
+    staff = get_user_model().objects.filter(is_staff=True, is_active=True).exclude(email="")
+    return [*staff.values_list("email", flat=True), *settings.STAFF_NOTIFICATION_EMAILS]
+
+
+def send_request_arrived(*, request: EvaluationRequest) -> int:
+    """Staff learn of a new request at once, with the link to decide it in the admin."""
+    admin = reverse("admin:billing_tiers_evaluationrequest_change", args=[request.pk])
+    return _send(
+        "request_arrived",
+        {"request": request, "admin_link": absolute_url(admin)},
+        staff_addresses(),
+    )

@@ -387,7 +387,7 @@ def request_evaluation(*, actor: Actor, training: str, team_size: int) -> Evalua
         raise _already_open()
     try:
         with transaction.atomic():
-            return EvaluationRequest.objects.create(
+            request = EvaluationRequest.objects.create(
                 organization=organization,
                 requested_by=actor.user,
                 training=training.strip(),
@@ -396,6 +396,16 @@ def request_evaluation(*, actor: Actor, training: str, team_size: int) -> Evalua
     except IntegrityError:
         # A concurrent request of the same organisation won (evaluation_request_one_open_per_org).
         raise _already_open() from None
+    transaction.on_commit(lambda: _tell_staff(request))
+    return request
+
+
+def _tell_staff(request: EvaluationRequest) -> None:
+    """Once the request is committed; a mail outage must not turn the request into a 500."""
+    try:
+        emails.send_request_arrived(request=request)
+    except Exception:
+        logger.exception("Could not e-mail staff about evaluation request %s", request.pk)
 
 
 def _already_open() -> RequestAlreadyOpen:

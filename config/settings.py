@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "diagnosis",
     "alerts",
     "questions",
+    "feedback",
     "workers",
 ]
 
@@ -276,6 +277,8 @@ QUOTA_LEDGER_DAYS = env_int("QUOTA_LEDGER_DAYS", 35, minimum=2)
 EVALUATION_DAYS = env_int("EVALUATION_DAYS", 14, minimum=1)
 # Default redeem-by of a new code, in days from issue.
 EVALUATION_CODE_VALID_DAYS = env_int("EVALUATION_CODE_VALID_DAYS", 30, minimum=1)
+# Besides the active staff accounts, these addresses are told of each evaluation request.
+STAFF_NOTIFICATION_EMAILS = env_list("STAFF_NOTIFICATION_EMAILS", [])
 # Managers are e-mailed this many days before their evaluation ends.
 EVALUATION_ENDING_NOTICE_DAYS = env_int("EVALUATION_ENDING_NOTICE_DAYS", 3, minimum=1)
 # Code redemption attempts allowed per hour, per person and per client address.

@@ -1,8 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView
+from drf_spectacular.views import SpectacularAPIView
 
-from config import health
+from config import favicon, health
+from config.docs import ApiDocsView
 from plumbing import problems
 
 # An unhandled error under /api/ answers problem+json too.
@@ -11,16 +12,19 @@ handler500 = "plumbing.problems.server_error"
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("favicon.ico", favicon.favicon_ico, name="favicon"),
+    path("favicon.svg", favicon.favicon_svg, name="favicon-svg"),
     # Prometheus, for operators: no tenant data in it (diagnosis/metrics.py).
     path("", include("diagnosis.urls_metrics")),
     path("admin/", admin.site.urls),
     path("api/v1/schema", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/docs", SpectacularRedocView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/docs", ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
     # Before accounts: billing_tiers' /me extends accounts' with the tier and the quota.
     path("api/v1/", include("billing_tiers.urls_api")),
     path("api/v1/", include("accounts.urls_api")),
     path("api/v1/", include("diagnosis.urls_api")),
     path("api/v1/", include("questions.urls_api")),
+    path("api/v1/", include("feedback.urls_api")),
     path("api/v1/", include("alerts.urls_api")),
     path("api/v1/", include("encyclopedia.urls_api")),
     # Anything else under /api/ (a malformed id too) is a problem+json 404, not an HTML page.
@@ -33,5 +37,6 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("diagnosis.urls")),
     path("", include("questions.urls")),
+    path("", include("feedback.urls")),
     path("", include("alerts.urls")),
 ]

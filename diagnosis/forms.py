@@ -8,7 +8,7 @@ from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
 from diagnosis.pipeline.stage import status_choices
-from diagnosis.selectors import HistoryFilters
+from diagnosis.selectors import MAX_SEARCH_CHARS, HistoryFilters
 
 
 class _Files(forms.ClearableFileInput):
@@ -18,12 +18,10 @@ class _Files(forms.ClearableFileInput):
 class MultipleFileField(forms.FileField):
     """Several files under one name (Django's documented way): a list, empty when none."""
 
-    def __init__(self, **kwargs: Any) -> None:  # FileField's keyword arguments
-        kwargs.setdefault("widget", _Files())
-        super().__init__(**kwargs)
+    widget = _Files
 
     # the widget's value: one file, a list of them, or nothing
-    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
+    def clean(self, data: object, initial: object = None) -> list[UploadedFile]:
         one = super().clean
         if isinstance(data, (list, tuple)):
             return [one(d, initial) for d in data]
@@ -51,6 +49,12 @@ class DiagnoseForm(forms.Form):
 class HistoryFilterForm(forms.Form):
     """The history page's filters, named like the API's query parameters."""
 
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        max_length=MAX_SEARCH_CHARS,
+        widget=forms.SearchInput(attrs={"placeholder": "file, job or root cause"}),
+    )
     failure = forms.ChoiceField(label="Failure", required=False)
     # Called when the form is made: the stage table's statuses (diagnosis/pipeline/table.py).
     status = forms.ChoiceField(
@@ -80,4 +84,5 @@ class HistoryFilterForm(forms.Form):
             status=data["status"],
             created_after=start_of(data["created_after"]),
             created_before=start_of(data["created_before"]),
+            q=data["q"],
         )

@@ -11,7 +11,7 @@ from datetime import date, datetime
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -92,12 +92,34 @@ def submission_facts(
     )
 
 
+# The history's search: at most this many words, of at most MAX_SEARCH_CHARS characters in all.
+MAX_SEARCH_WORDS = 8
+MAX_SEARCH_CHARS = 200
+
+
 @dataclass(frozen=True)
 class HistoryFilters:
     failure: str = ""  # a failure class's slug
     status: str = ""
     created_after: datetime | None = None  # inclusive
     created_before: datetime | None = None  # exclusive
+    # Words to find, each in the file name, the CI job, the failure class or the root cause.
+    q: str = ""
+
+
+def _searched(diagnoses: QuerySet[Diagnosis], query: str) -> QuerySet[Diagnosis]:
+    """The diagnoses in which every word of `query` appears (case aside) in the file name, the
+    CI job, the failure class's slug or the root cause's text. A scan of the organisation's
+    rows the other filters left, along its history index: no text index to keep up on every
+    write of a diagnosis."""
+    for word in query.split()[:MAX_SEARCH_WORDS]:
+        diagnoses = diagnoses.filter(
+            Q(filename__icontains=word)
+            | Q(job__icontains=word)
+            | Q(failure_slug__icontains=word)
+            | Q(result__root_cause__icontains=word)
+        )
+    return diagnoses
 
 
 def diagnoses_for(actor: Actor, filters: HistoryFilters | None = None) -> QuerySet[Diagnosis]:
@@ -115,6 +137,8 @@ def diagnoses_for(actor: Actor, filters: HistoryFilters | None = None) -> QueryS
             diagnoses = diagnoses.filter(created_at__gte=filters.created_after)
         if filters.created_before is not None:
             diagnoses = diagnoses.filter(created_at__lt=filters.created_before)
+        if filters.q.strip():
+            diagnoses = _searched(diagnoses, filters.q)
     return diagnoses.order_by("-created_at")
 
 

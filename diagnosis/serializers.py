@@ -21,7 +21,7 @@ from diagnosis import selectors
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline.stage import status_choices
 from diagnosis.recurrence import recurrence_of
-from diagnosis.selectors import HistoryFilters
+from diagnosis.selectors import MAX_SEARCH_CHARS, HistoryFilters
 from diagnosis.services import JobMetadata
 from plumbing.serializers import FieldsBoundOnce
 from rootcause.result import DiagnosisResult, as_json
@@ -195,6 +195,13 @@ class WaitSerializer(serializers.Serializer):
 class HistoryFilterSerializer(serializers.Serializer):
     """The filters of the history list, from the query string."""
 
+    q = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_SEARCH_CHARS,
+        help_text="Words to find (all of them, case aside) in the file name, the CI job, the "
+        "failure class or the root cause.",
+    )
     failure = serializers.SlugField(required=False, help_text="A failure class's slug.")
     status = serializers.ChoiceField(choices=status_choices(), required=False)
     created_after = serializers.DateTimeField(

@@ -8,4 +8,5 @@ urlpatterns = [
     path("diagnoses/", views.history, name="diagnosis-history"),
     path("diagnoses/<uuid:diagnosis_id>/", views.detail, name="diagnosis-detail"),
     path("diagnoses/<uuid:diagnosis_id>/delete/", views.delete, name="diagnosis-delete"),
+    path("diagnoses/<uuid:diagnosis_id>/undo/", views.undo_delete, name="diagnosis-undo"),
 ]

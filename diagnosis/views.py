@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
+import uuid
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,12 +17,14 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
 from msgspec import UnsetType
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 
 from accounts.actors import Actor, actor_of
+from accounts.selectors import Forbidden
 from billing_tiers.entitlements import entitlements_for, upgrade_from
 from billing_tiers.selectors import quota_status
 from diagnosis import selectors, services
@@ -32,6 +35,9 @@ from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.pipeline.table import is_active, stages, stages_for, stages_from
 from diagnosis.selectors import HistoryFilters
+from diagnosis.services.carry import remember_visitor_diagnosis
+from diagnosis.services.undo import DELETE_UNDO_SECONDS, delete_with_undo
+from diagnosis.services.undo import undo_delete as undo_deletion
 from encyclopedia import downloads
 from encyclopedia.selectors import list_entries
 from plumbing.problems import ApplicationError
@@ -92,6 +98,10 @@ def home(request: HttpRequest) -> HttpResponse:
                 form.add_error(None, exc.detail)
                 status, headers = exc.status_code, exc.headers
             else:
+                if submission.access_key:  # a visitor's: carried into the account they make
+                    remember_visitor_diagnosis(
+                        request.session, submission.diagnosis, submission.access_key
+                    )
                 return redirect(_result_url(submission))
         else:
             status = 400
@@ -159,6 +169,7 @@ def history(request: HttpRequest) -> HttpResponse:
         "newer": _relative(paginator.get_previous_link()),
         "can_delete": actor.manages_organization,
         "organization": actor.organization,
+        "undo": _undo_offer(request),
     }
     return render(request, "diagnosis/history.html", context, status=400 if page_error else 200)
 
@@ -250,14 +261,61 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
     )
 
 
+# The session's note of the last deletion that can be undone: its id, what it was, until when.
+SESSION_UNDO = "diagnosis_undo"
+
+
+def _described(diagnosis: Diagnosis) -> str:
+    when = diagnosis.created_at.strftime("%Y-%m-%d %H:%M")
+    return f"{diagnosis.filename or 'the pasted log'} of {when} UTC"
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def delete(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
+    """GET asks to confirm; POST deletes, and the history offers to undo it for a short while."""
     actor = actor_of(request)
     diagnosis = selectors.get_diagnosis_for(actor, diagnosis_id)
-    services.delete_diagnosis(actor=actor, diagnosis=diagnosis)
-    messages.success(request, "The diagnosis was deleted.")
+    if not actor.manages_organization:
+        raise Forbidden("Only an owner or admin of the organisation can delete diagnoses.")
+    if request.method == "GET":
+        context = {
+            "diagnosis": diagnosis,
+            "described": _described(diagnosis),
+            "undo_minutes": DELETE_UNDO_SECONDS // 60,
+        }
+        return render(request, "diagnosis/delete.html", context)
+    described = _described(diagnosis)
+    if delete_with_undo(actor=actor, diagnosis=diagnosis):
+        until = timezone.now().timestamp() + DELETE_UNDO_SECONDS
+        request.session[SESSION_UNDO] = [str(diagnosis.id), described, until]
+    messages.success(request, f"The diagnosis of {described} was deleted.")
     return redirect("diagnosis-history")
+
+
+@login_required
+@require_POST
+def undo_delete(request: HttpRequest, diagnosis_id: uuid.UUID) -> HttpResponse:
+    try:
+        undo_deletion(actor=actor_of(request), diagnosis_id=diagnosis_id)
+    except ApplicationError as exc:
+        messages.error(request, exc.detail)
+        return redirect("diagnosis-history")
+    request.session.pop(SESSION_UNDO, None)
+    messages.success(request, "The diagnosis is back.")
+    return redirect("diagnosis-detail", diagnosis_id=diagnosis_id)
+
+
+def _undo_offer(request: HttpRequest) -> dict[str, object] | None:
+    """The last deletion, while it can be undone."""
+    noted = request.session.get(SESSION_UNDO)
+    if not noted or noted[2] <= timezone.now().timestamp():
+        return None
+    return {
+        "id": noted[0],
+        "described": noted[1],
+        "seconds": int(noted[2] - timezone.now().timestamp()),
+    }
 
 
 def extraction_patterns(request: HttpRequest) -> HttpResponse:

@@ -15,12 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
 from django.db.models.expressions import Col
+
+# A model field of any kind: django-stubs' Field is generic in the types it sets and gets.
+ModelField: TypeAlias = "Field[Any, Any]"
 
 if TYPE_CHECKING:
     # django-stubs' name for a value a cursor takes as a parameter (None, numbers, text, dates…)
@@ -108,8 +111,7 @@ def insert_selecting(model: type[Model], source: str) -> str:
     return f"{_insert_into(model)} SELECT {casts} FROM {source}"  # noqa: S608 - names only
 
 
-# django-stubs' Field is generic in the types it sets and gets; any field will do here.
-def _cast_type(field: Field[Any, Any]) -> str:
+def _cast_type(field: ModelField) -> str:
     db_type = field.cast_db_type(connection)  # type: ignore[attr-defined]  # not in the stubs
     if db_type is None:
         raise TypeError(f"{field} has no type to cast to")
@@ -130,7 +132,7 @@ def _insert_into(model: type[Model]) -> str:
 
 
 @cache
-def _fields(model: type[Model]) -> tuple[Field[Any, Any], ...]:  # of any field types, as above
+def _fields(model: type[Model]) -> tuple[ModelField, ...]:
     return tuple(model._meta.concrete_fields)
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rootcause.cli.errors import EXIT_CODES, CliError, ExitCode, InputError
+from rootcause.cli.feedback import register as register_feedback
 from rootcause.cli.formats import Emitter, render_text
 from rootcause.cli.inputs import (
     display_name,
@@ -34,7 +35,7 @@ from rootcause.cli.inputs import (
     raw_pieces,
 )
 from rootcause.cli.offline import diagnose_bundle_path, diagnose_merged, diagnose_path, is_bundle
-from rootcause.cli.results import FileResult, Outcome, from_record
+from rootcause.cli.results import FileResult, Outcome, from_record, page_link
 from rootcause.engine import get_engine
 from rootcause.live.commands import register as register_live
 
@@ -293,7 +294,8 @@ def _diagnose_job(
         record = wait_for(
             service, client, name=name, record=record, location=location, on_state=moved_on
         )
-        return from_record(record, ",".join(paths), upload.parts)
+        link = page_link(service.url, record, location)
+        return from_record(record, ",".join(paths), upload.parts, link=link)
     finally:
         progress.done(name)
 
@@ -318,6 +320,8 @@ def mask(files: Files) -> None:
 
 # `run -- COMMAND` and `watch FILE|DIR`: a job diagnosed while it runs (rootcause/live)
 register_live(app)
+# `feedback ID --right|--wrong`: was the diagnosis right (rootcause/cli/feedback.py)
+register_feedback(app)
 
 
 def main() -> None:

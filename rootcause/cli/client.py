@@ -127,16 +127,25 @@ def _detail(response: httpx.Response) -> str:
     return str(body)[:500]
 
 
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
 def _quota_message(name: str, response: httpx.Response) -> str:
+    """Whole sentences: the service's own detail, then the limit and the wait its headers give."""
     headers = response.headers
-    parts = [f"{name}: the daily diagnosis allowance is used up (429): {_detail(response)}"]
+    sentences = [
+        f"{name}: the daily diagnosis allowance is used up (429).",
+        _sentence(_detail(response)),
+    ]
     limit = headers.get("RateLimit-Limit") or headers.get("X-RateLimit-Limit")
     if limit:
-        parts.append(f"limit {limit} a day")
+        sentences.append(f"The limit is {limit} a day.")
     retry = headers.get("Retry-After")
     if retry:
-        parts.append(f"retry after {retry} s")
-    return "; ".join(parts)
+        sentences.append(f"Retry after {retry} s.")
+    return " ".join(s for s in sentences if s)
 
 
 def error_for(name: str, response: httpx.Response, *, token: bool, submitting: bool) -> CliError:

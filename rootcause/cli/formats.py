@@ -10,6 +10,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 import msgspec
@@ -61,6 +62,8 @@ def render_text(result: FileResult, server: str = "") -> str:
         out.append(f"more: {server}{result.encyclopedia_url}")
     if isinstance(result.id, str):
         out.append(f"id: {result.id}")
+    if isinstance(result.link, str):
+        out.append(f"page: {result.link}")
     return "\n".join(out)
 
 
@@ -133,9 +136,29 @@ def workflow_command(kind: str, message: str, **properties: str | int | None) ->
     return f"::{kind}{' ' + props if props else ''}::{_escape_data(message)}"
 
 
+def repository_path(path: str) -> str:
+    """A path as GitHub's annotations want it: relative to the repository's root
+    ($GITHUB_WORKSPACE, else the working directory). A path outside it, or standard input,
+    stays as it is."""
+    if path == "-":
+        return path
+    root = Path(os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    absolute = Path(path) if os.path.isabs(path) else Path.cwd() / path
+    try:
+        return Path(os.path.normpath(absolute)).relative_to(root).as_posix()
+    except ValueError:
+        return path
+
+
 def _where(result: FileResult) -> tuple[str, int | None]:
-    """The file and line an annotation points at: the initiating rank's first error, else the
-    first evidence line; a bundle's hang, the bundle (its evidence is the ranks' stacks)."""
+    """The file (relative to the repository) and line an annotation points at: the initiating
+    rank's first error, else the first evidence line; a bundle's hang, the bundle (its evidence
+    is the ranks' stacks)."""
+    file, line = _where_given(result)
+    return repository_path(file), line
+
+
+def _where_given(result: FileResult) -> tuple[str, int | None]:
     if not isinstance(result.hang, UnsetType):
         return result.file, None
     if result.initiating_rank is not None:
@@ -176,7 +199,9 @@ def github_annotations(outcomes: list[Outcome]) -> list[str]:
             message += f"\nFix: {first.remediation.command}"
             message += f"\nVerify: {first.remediation.verification_command}"
         if len(results) > 1:
-            message += "\nAlso in: " + ", ".join(r.file for r in results[1:])
+            message += "\nAlso in: " + ", ".join(repository_path(r.file) for r in results[1:])
+        if isinstance(first.link, str):
+            message += f"\nDetails: {first.link}"
         lines.append(workflow_command("error", message, title=title, file=file, line=line))
     for o in outcomes:
         if o.error is not None:
@@ -244,6 +269,8 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
         if r.failure is None:
             out += [f"### `{_md_code(o.file)}`: no known failure found", ""]
             out += [f"- {_md(fact)}" for fact in r.missing_facts]
+            if isinstance(r.link, str):
+                out += ["", f"[The diagnosis on rootcause]({r.link})"]
             continue
         f = r.failure
         ranks = rank_sentence(r.initiating_rank, r.ranks)
@@ -274,6 +301,8 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
             out += [_code_block(r.remediation.verification_command.splitlines(), "sh")]
             if r.remediation.verification_expect:
                 out += ["", f"Expect: {' '.join(r.remediation.verification_expect.split())}"]
+        if isinstance(r.link, str):
+            out += ["", f"[The diagnosis on rootcause]({r.link}) (say there whether it was right)"]
         if r.encyclopedia_url:
             link = f"{server}{r.encyclopedia_url}" if server else r.encyclopedia_url
             out += ["", f"[{f.title} in the encyclopedia]({link})"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -19,6 +20,9 @@ class FileResult(DiagnosisResult):
     file: str  # the path given, or the paths joined by commas for --merge
     # the diagnosis in the service's history, when the service diagnosed the file
     id: str | UnsetType = UNSET
+    # its page on the service (with the access key, for a visitor's): where to read it, share
+    # it, and say whether it was right
+    link: str | UnsetType = UNSET
 
 
 @dataclass(frozen=True)
@@ -38,8 +42,19 @@ class Outcome:
         return ExitCode.DIAGNOSED if self.result.outcome == "diagnosed" else ExitCode.NO_FAILURE
 
 
+def page_link(server: str, record: JSONObject, location: str) -> str:
+    """The diagnosis's page: /diagnoses/<id>/, with the key a visitor's Location carries."""
+    key = parse_qs(urlsplit(location).query).get("key", [""])[0]
+    link = f"{server.rstrip('/')}/diagnoses/{record.get('id', '')}/"
+    return link + (f"?{urlencode({'key': key})}" if key else "")
+
+
 def from_record(
-    record: JSONObject, file: str, parts: list[tuple[str, int, int]] | None = None
+    record: JSONObject,
+    file: str,
+    parts: list[tuple[str, int, int]] | None = None,
+    *,
+    link: str = "",
 ) -> FileResult:
     """The service's record read back as the typed result (its other fields are left out).
 
@@ -47,7 +62,8 @@ def from_record(
     each rank's first error line gets its own file's numbering back.
     """
     try:
-        result = msgspec.convert({**record, "file": file}, type=FileResult)
+        fields = {**record, "file": file, **({"link": link} if link else {})}
+        result = msgspec.convert(fields, type=FileResult)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{file}: the service answered an unexpected result ({exc})") from None
     if not parts:

@@ -162,10 +162,12 @@ def _mask_tree(value: Any, masking: Masking) -> Any:
     return value
 
 
-def _int(value: Any, default: int = -1) -> int:  # any node of such a tree
+def _int(value: object, default: int = -1) -> int:  # any node of such a tree
+    if not isinstance(value, (int, float, str, bytes)):
+        return default
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return default
 
 

@@ -296,3 +296,45 @@ def test_throttle_counters_name_no_address_and_live_under_the_runs_prefix(
     keys = [k.decode() for k in client.scan_iter(match=f"{settings.REDIS_KEY_PREFIX}*throttle*")]
     assert len(keys) >= 2
     assert not any("10.9.8.7" in key for key in keys)
+
+
+def test_staff_are_emailed_when_a_request_arrives(
+    acme_workplace, alice_api, django_user_model, settings, django_capture_on_commit_callbacks
+):
+    settings.SITE_URL = "https://rootcause.example.com"
+    settings.STAFF_NOTIFICATION_EMAILS = ["sales@rootcause.example.com"]
+    django_user_model.objects.create_user("ops", "ops@rootcause.example.com", "pw", is_staff=True)
+    django_user_model.objects.create_user(
+        "gone", "gone@rootcause.example.com", "pw", is_staff=True, is_active=False
+    )
+    mail.outbox.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = alice_api.post(REQUESTS, ASK, format="json")
+
+    assert answer.status_code == 201, answer.content
+    (message,) = mail.outbox
+    assert sorted(message.to) == ["ops@rootcause.example.com", "sales@rootcause.example.com"]
+    assert "Acme" in message.subject
+    request = EvaluationRequest.objects.get()
+    assert "7B LLM pretraining on 64 H100s" in message.body
+    assert (
+        f"https://rootcause.example.com/admin/billing_tiers/evaluationrequest/{request.pk}/change/"
+        in message.body
+    )
+
+
+def test_a_mail_outage_does_not_lose_the_request(
+    acme_workplace, alice_api, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    settings.STAFF_NOTIFICATION_EMAILS = ["sales@rootcause.example.com"]
+
+    def refuse(*args, **kwargs):
+        raise ConnectionRefusedError("no mail server")
+
+    monkeypatch.setattr("billing_tiers.emails.send_mail", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = alice_api.post(REQUESTS, ASK, format="json")
+
+    assert answer.status_code == 201
+    assert EvaluationRequest.objects.filter(status="open").exists()

@@ -162,7 +162,7 @@ def test_a_visitor_diagnoses_on_the_page_and_sees_the_root_cause_but_no_fix(
     assert "<h3>Evidence</h3>" in text
     assert "<h3>Fix</h3>" not in text
     assert 'id="sign-up"' in text
-    assert 'href="/accounts/signup/"' in text
+    assert f'href="/accounts/signup/?next={location.path}"' in text
     assert 'id="link-expiry"' in text
     assert client.get(location.path).status_code == 302  # to sign in
     assert client.get(f"{location.path}?key={key[::-1]}").status_code == 404

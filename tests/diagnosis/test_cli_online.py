@@ -166,3 +166,25 @@ def test_another_log_under_a_used_key_is_a_usage_error(service, tmp_path):
     assert first.exit_code == 1, first.output
     assert second.exit_code == 2
     assert "(422)" in second.stderr
+
+
+def test_the_result_links_to_its_page_and_a_visitors_link_carries_its_key(
+    service, live_server, tmp_path
+):
+    import httpx
+
+    log = tmp_path / "train.log"
+    log.write_text(OOM_LOG)
+
+    member = CliRunner().invoke(app, ["diagnose", str(log), "--json"], env=service)
+    visitor = CliRunner().invoke(
+        app, ["diagnose", str(log), "--json"], env={"ROOTCAUSE_URL": live_server.url}
+    )
+
+    body = json.loads(member.stdout)
+    assert body["link"] == f"{live_server.url}/diagnoses/{body['id']}/"
+    anonymous = json.loads(visitor.stdout)
+    assert anonymous["link"].startswith(f"{live_server.url}/diagnoses/{anonymous['id']}/?key=")
+    page = httpx.get(anonymous["link"], timeout=30)
+    assert page.status_code == 200
+    assert "Optimizer State Memory Explosion" in page.text

@@ -231,3 +231,38 @@ def test_text_names_the_encyclopedia_page_on_the_service():
     text = render_text(replace(diagnosed(), id="abc"), "https://rootcause.example.com")
     assert "more: https://rootcause.example.com/encyclopedia/shape-mismatch/" in text
     assert "id: abc" in text
+
+
+# --- The diagnosis's page and repository-relative annotations ---------------------------------
+
+LINK = "https://rootcause.example.com/diagnoses/0b1c/"
+
+
+def test_annotations_carry_paths_relative_to_the_repository_and_the_page(tmp_path, monkeypatch):
+    workspace = tmp_path / "repo"
+    (workspace / "logs").mkdir(parents=True)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(workspace))
+    monkeypatch.chdir(workspace / "logs")
+    absolute = str(workspace / "logs" / "train.log")
+    outcomes = [
+        Outcome(absolute, replace(diagnosed(absolute), link=LINK)),
+        Outcome("rank1.log", replace(diagnosed("rank1.log"))),  # given relative to logs/
+        Outcome("/elsewhere/x.log", diagnosed("/elsewhere/x.log", rank=3)),
+    ]
+
+    errors = [line for line in github_annotations(outcomes) if line.startswith("::error")]
+
+    assert "file=logs/train.log,line=812" in errors[0]
+    assert "Also in: logs/rank1.log" in errors[0]
+    assert f"%0ADetails: {LINK}" in errors[0]
+    assert "file=/elsewhere/x.log" in errors[1]  # outside the repository: as given
+
+
+def test_the_text_json_and_summary_give_the_diagnosis_page():
+    result = replace(diagnosed(), id="0b1c", link=LINK)
+
+    assert f"page: {LINK}" in rootcause.cli.render_text(result)
+    assert json.loads(msgspec.json.encode(result))["link"] == LINK
+    summary = step_summary([Outcome("train.log", result)])
+    assert f"[The diagnosis on rootcause]({LINK})" in summary
+    assert "page:" not in rootcause.cli.render_text(diagnosed())  # offline: no page

@@ -169,9 +169,11 @@ def test_quota_exhausted_exits_3_and_says_when_to_retry(fake, log):
     )
     result = run(fake, log)
     assert result.exit_code == 3
-    assert "allowance is used up (429)" in result.stderr
-    assert "limit 3 a day" in result.stderr
-    assert "retry after 3600 s" in result.stderr
+    assert (
+        "allowance is used up (429). The daily allowance of 3 diagnoses is used up."
+        " The limit is 3 a day. Retry after 3600 s." in result.stderr
+    )
+    assert ".;" not in result.stderr
     assert result.stdout == ""
 
 
