@@ -5,7 +5,9 @@ reads its request line and headers to the end, however slowly they come: a clien
 a second held a thread for as long as it liked. Here the headers of each request must be complete
 within GUNICORN_HEADER_TIMEOUT seconds of the request's first byte (a timeout on each read, set to
 what is left); past it the client gets a 408 problem+json and the connection is closed. The body
-has its own deadline, set by config/wsgi.py once the application reads it.
+then has a deadline of its own on each socket read: UPLOAD_TIMEOUT_SECONDS from the end of the
+headers in all, UPLOAD_IDLE_SECONDS between two reads; a read past it raises TimeoutError, which
+config/wsgi.py's input answers with a 408.
 
 This reaches into gunicorn's gthread worker (`handle`, `handle_request`, the parser's socket
 reader), whose version requirements.lock pins; tests/e2e/test_serving.py runs it for real.
@@ -19,6 +21,7 @@ import socket
 import time
 from typing import Any
 
+from django.conf import settings
 from gunicorn.workers.gthread import ThreadWorker  # type: ignore[import-untyped]  # no types
 
 PROBLEM = "https://rootcause.dev/problems/request-timed-out"
@@ -46,7 +49,8 @@ class HeaderTimeout(Exception):
 
 
 def _bounded(conn: Conn) -> None:
-    """Make the parser's socket reads of `conn` respect conn.header_deadline while it is set."""
+    """Make the parser's socket reads of `conn` respect conn.header_deadline while it is set, and
+    conn.body_deadline and conn.body_idle while the application reads the body."""
     unreader = getattr(getattr(conn, "parser", None), "unreader", None)
     if unreader is None or getattr(unreader, "_rootcause_bounded", False):
         return
@@ -64,6 +68,15 @@ def _bounded(conn: Conn) -> None:
             except TimeoutError:
                 raise HeaderTimeout() from None
             return data
+        body_deadline = getattr(conn, "body_deadline", None)
+        if body_deadline is not None:
+            # Each recv(), not each read of the application: a read of 1 MiB is many recv()s,
+            # and a body trickled a byte at a time never let one of them wait long enough to
+            # time out. TimeoutError reaches config/wsgi.py's input, which answers 408.
+            remaining = body_deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("the request body's deadline has passed")
+            conn.sock.settimeout(min(conn.body_idle, remaining))
         data = read(size_hint)
         return data
 
@@ -94,10 +107,18 @@ class DeadlineThreadWorker(ThreadWorker):
         return super().handle(conn)
 
     def handle_request(self, req: GunicornRequest, conn: Conn) -> object:
-        # The headers are in: from here on the body's own deadline applies (config/wsgi.py).
+        # The headers are in: from here on the body's own deadline applies to every socket read
+        # (UPLOAD_TIMEOUT_SECONDS from now, UPLOAD_IDLE_SECONDS between bytes); config/wsgi.py
+        # turns a read past it into a 408.
         conn.header_deadline = None
-        conn.sock.settimeout(None)
-        return super().handle_request(req, conn)
+        conn.body_deadline = time.monotonic() + settings.UPLOAD_TIMEOUT_SECONDS
+        conn.body_idle = settings.UPLOAD_IDLE_SECONDS
+        try:
+            return super().handle_request(req, conn)
+        finally:
+            # gunicorn's own drain of an unread body (keep-alive) has its own deadline.
+            conn.body_deadline = None
+            conn.sock.settimeout(None)
 
     def handle_error(
         self, req: GunicornRequest, client: socket.socket, addr: object, exc: BaseException
