@@ -207,6 +207,16 @@ OUTAGE_RETRY_AFTER_SECONDS = env_int("OUTAGE_RETRY_AFTER_SECONDS", 15, minimum=1
 # read of it may wait longer than UPLOAD_IDLE_SECONDS for the next bytes (config/wsgi.py).
 UPLOAD_TIMEOUT_SECONDS = env_int("UPLOAD_TIMEOUT_SECONDS", 300, minimum=1)
 UPLOAD_IDLE_SECONDS = env_int("UPLOAD_IDLE_SECONDS", 30, minimum=1)
+# Slow requests a client may have running at once (plumbing/concurrency.py), 429 problem+json
+# with Retry-After past it: per API token or signed-in person, and per address (larger: people
+# share addresses). Long polls (`?wait=`) and submissions each hold a thread while they last.
+CONCURRENT_WAITS_PER_TOKEN = env_int("CONCURRENT_WAITS_PER_TOKEN", 4, minimum=1)
+CONCURRENT_WAITS_PER_ADDRESS = env_int("CONCURRENT_WAITS_PER_ADDRESS", 8, minimum=1)
+CONCURRENT_UPLOADS_PER_TOKEN = env_int("CONCURRENT_UPLOADS_PER_TOKEN", 4, minimum=1)
+CONCURRENT_UPLOADS_PER_ADDRESS = env_int("CONCURRENT_UPLOADS_PER_ADDRESS", 8, minimum=1)
+# Long polls one web process holds at once, whoever asks: past it a `?wait=` is answered at once
+# with the diagnosis as it is, so that the other threads (GUNICORN_THREADS, 8) stay free.
+WAITS_PER_PROCESS = env_int("WAITS_PER_PROCESS", 3, minimum=0)
 # Extra masking recognizers in Presidio's YAML format (deny lists, patterns); docs/masking.md.
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():

@@ -1,0 +1,158 @@
+"""Thirty clients trickling their uploads and thirty long polls of one token at once, against a
+real gunicorn with the repository's gunicorn.conf.py: /healthz answers within a second, a normal
+submission goes through, and every slow request is answered (429 past its client's bound, 408 at
+the upload deadline, 200 when its wait ends). Once 30 long polls left requests unanswered at 90 s
+and a /healthz that took 40 s (docs/operations.md, "Slow and greedy clients")."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.diagnosis.logs import OOM_LOG
+from tests.e2e import stack
+from tests.worker import worker_environment
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+UPLOAD_SECONDS = 15
+WAIT_SECONDS = 15
+SLOW_CLIENTS = 30
+
+
+@pytest.fixture
+def web(tmp_path: Path, transactional_db: Any) -> Iterator[str]:
+    env = worker_environment(
+        GUNICORN_WORKERS="2",
+        GUNICORN_THREADS="8",
+        UPLOAD_TIMEOUT_SECONDS=str(UPLOAD_SECONDS),
+        UPLOAD_IDLE_SECONDS="10",
+        CONCURRENT_UPLOADS_PER_ADDRESS="4",
+        CONCURRENT_WAITS_PER_TOKEN="4",
+        WAITS_PER_PROCESS="3",
+        # The normal client comes through "the proxy" from another address.
+        TRUSTED_PROXY_COUNT="1",
+        THROTTLE_SUBMISSIONS_PER_ADDRESS="1000/minute",
+    )
+    port = stack.free_port()
+    process = stack.gunicorn(env, tmp_path / "web.log", port)
+    process.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        stack.wait_until_serving(base, process)
+        yield base
+    finally:
+        process.stop()
+
+
+def _trickle(base: str, outcome: list[int], stop: threading.Event) -> None:
+    """A visitor's upload of 1 MB announced, sent 100 bytes every 0.1 s; the status it got."""
+    host, port = base.removeprefix("http://").split(":")
+    head = (
+        b"POST /api/v1/diagnoses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+        b"Content-Length: 1000000\r\n\r\n" + b"step 1 loss 2.0\n" * 10
+    )
+    with socket.create_connection((host, int(port)), timeout=UPLOAD_SECONDS + 20) as sock:
+        sock.sendall(head)
+        sock.settimeout(0.1)
+        received = b""
+        while not stop.is_set():
+            try:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+                if b"\r\n\r\n" in received:
+                    break
+            except TimeoutError:
+                pass
+            except OSError:
+                break
+            try:
+                sock.send(b"x" * 100)
+            except OSError:
+                sock.settimeout(5)  # refused: the answer is on its way or already read
+        outcome.append(int(received.split()[1]) if received.startswith(b"HTTP/") else 0)
+
+
+def _long_poll(location: str, token: str, outcome: list[tuple[int, float]]) -> None:
+    started = time.monotonic()
+    response = httpx.get(
+        f"{location}?wait={WAIT_SECONDS}",
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=WAIT_SECONDS + 20,
+    )
+    if response.status_code == 429:
+        assert int(response.headers["Retry-After"]) > 0
+        assert json.loads(response.text)["type"].endswith("/too-many-concurrent-requests")
+    outcome.append((response.status_code, time.monotonic() - started))
+
+
+def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
+    web: str, acme_token: str
+) -> None:
+    auth = {"Authorization": f"Bearer {acme_token}"}
+    queued = httpx.post(
+        f"{web}/api/v1/diagnoses",
+        content=OOM_LOG.encode(),
+        headers={**auth, "Content-Type": "text/plain", "X-Forwarded-For": "10.9.9.9"},
+        timeout=30,
+    )
+    assert queued.status_code == 202, queued.text  # no worker runs: it stays queued
+    location = web + queued.headers["Location"]
+
+    stop = threading.Event()
+    uploads: list[int] = []
+    polls: list[tuple[int, float]] = []
+    clients = [
+        threading.Thread(target=_trickle, args=(web, uploads, stop), daemon=True)
+        for _ in range(SLOW_CLIENTS)
+    ] + [
+        threading.Thread(target=_long_poll, args=(location, acme_token, polls), daemon=True)
+        for _ in range(SLOW_CLIENTS)
+    ]
+    for client in clients:
+        client.start()
+    try:
+        time.sleep(3)  # every slow client is connected and held, or refused
+        probes = []
+        for _ in range(5):
+            started = time.monotonic()
+            assert httpx.get(f"{web}/healthz", timeout=10).status_code == 200
+            probes.append(time.monotonic() - started)
+            time.sleep(0.2)
+        started = time.monotonic()
+        normal = httpx.post(
+            f"{web}/api/v1/diagnoses",
+            content=OOM_LOG.encode(),
+            headers={**auth, "Content-Type": "text/plain", "X-Forwarded-For": "10.8.8.8"},
+            timeout=30,
+        )
+        normal_seconds = time.monotonic() - started
+        for client in clients:
+            client.join(timeout=UPLOAD_SECONDS + WAIT_SECONDS + 30)
+    finally:
+        stop.set()
+
+    assert max(probes) < 1, probes
+    assert normal.status_code == 202, normal.text
+    assert normal_seconds < 5, normal_seconds
+    # Every slow client got an answer: its bound's 429 at once, or the end of its wait or upload.
+    assert len(uploads) == SLOW_CLIENTS and len(polls) == SLOW_CLIENTS
+    assert set(uploads) <= {408, 429}, uploads
+    assert 1 <= uploads.count(408) <= 4, uploads  # at most the address' bound held
+    assert {status for status, _ in polls} <= {200, 429}, polls
+    waited = [seconds for status, seconds in polls if status == 200]
+    assert 1 <= len(waited) <= 4, polls
+    assert all(seconds < WAIT_SECONDS + 5 for _, seconds in polls), polls
+    refused = [seconds for status, seconds in polls if status == 429]
+    # Refused without waiting (seconds here: sixty clients start at once on two cores).
+    assert refused and max(refused) < WAIT_SECONDS / 2, polls
