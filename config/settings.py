@@ -54,6 +54,8 @@ MIDDLEWARE = [
     "plumbing.middleware.RequestLogMiddleware",
     # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
     "plumbing.problems.OutageMiddleware",
+    # Before anything reads a body: JSON bodies bounded, large forms a few at a time per process.
+    "plumbing.bodies.BodyMemoryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -217,6 +219,12 @@ CONCURRENT_UPLOADS_PER_ADDRESS = env_int("CONCURRENT_UPLOADS_PER_ADDRESS", 8, mi
 # Long polls one web process holds at once, whoever asks: past it a `?wait=` is answered at once
 # with the diagnosis as it is, so that the other threads (GUNICORN_THREADS, 8) stay free.
 WAITS_PER_PROCESS = env_int("WAITS_PER_PROCESS", 3, minimum=0)
+# Bodies held in memory to be parsed (plumbing/bodies.py): a JSON body over this size is 413 (send
+# a larger log raw or as a multipart file); a form this large or larger takes one of
+# BUFFERED_BODIES_PER_PROCESS slots of its process while it is served (503 past them).
+JSON_MAX_BODY_BYTES = env_int("JSON_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1024)
+BUFFERED_BODY_MIN_BYTES = env_int("BUFFERED_BODY_MIN_BYTES", 8 * 1024 * 1024, minimum=1024)
+BUFFERED_BODIES_PER_PROCESS = env_int("BUFFERED_BODIES_PER_PROCESS", 1, minimum=1)
 # Extra masking recognizers in Presidio's YAML format (deny lists, patterns); docs/masking.md.
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():
@@ -323,8 +331,9 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # The raw log must never touch the disk, so uploads stay in memory (Django would spool large ones
-# to a temporary file). The API's raw-body intake streams instead and is the way for big logs.
-FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.MemoryFileUploadHandler"]
+# to a temporary file), once, in pieces freed as they are staged (plumbing/uploads.py). The API's
+# raw-body intake streams instead and is the way for big logs.
+FILE_UPLOAD_HANDLERS = ["plumbing.uploads.PiecesUploadHandler"]
 FILE_UPLOAD_MAX_MEMORY_SIZE = ROOTCAUSE_MAX_LOG_BYTES + 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = ROOTCAUSE_MAX_LOG_BYTES + 1024 * 1024
 
