@@ -122,7 +122,8 @@ def client_slots(bounds: Sequence[Bound], *, hold_seconds: float, what: str) -> 
     if client is not None:
         assert isinstance(default, SharedClientRedisCache)
         keys = [default.make_key(f"slots:{bound.key}") for bound in bounds]
-        args = [repr(now), member, repr(expires), *(bound.limit for bound in bounds)]
+        args: list[str | int] = [repr(now), member, repr(expires)]
+        args += [bound.limit for bound in bounds]
         full = int(_script(client)(keys=keys, args=args))
     else:
         full = _take_locally(bounds, member, now, expires)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from typing import IO, cast
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -69,19 +70,18 @@ class PiecesUploadedFile(UploadedFile):
         content_type: str | None,
         size: int,
         charset: str | None,
-        content_type_extra: dict[str, str] | None = None,
+        content_type_extra: dict[str, bytes] | None = None,
     ) -> None:
-        super().__init__(_Pieces(pieces), name, content_type, size, charset, content_type_extra)
+        # A file object as far as Django reads it here: read, seek, tell, close.
+        file = cast(IO[bytes], _Pieces(pieces))
+        super().__init__(file, name, content_type, size, charset, content_type_extra)
 
     def chunks(self, chunk_size: int | None = None) -> Iterator[bytes]:
-        assert isinstance(self.file, _Pieces)
-        return self.file.take()
+        pieces = cast(_Pieces, self.file)
+        return pieces.take()
 
     def multiple_chunks(self, chunk_size: int | None = None) -> bool:
         return True
-
-    def open(self, mode: str | None = None) -> PiecesUploadedFile:
-        return self
 
 
 class PiecesUploadHandler(FileUploadHandler):

@@ -69,7 +69,8 @@ def test_bodies_are_buffered_in_the_tmpfs_never_on_a_disk() -> None:
     temp = _directive("client_body_temp_path")
     proxy = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["proxy"]
     tmpfs = [v for v in proxy["volumes"] if isinstance(v, dict) and v["type"] == "tmpfs"]
-    assert len(tmpfs) == 1 and temp.startswith(tmpfs[0]["target"] + "/")
+    assert len(tmpfs) == 1
+    assert temp.startswith(tmpfs[0]["target"] + "/")
     assert tmpfs[0]["tmpfs"]["size"] >= 2 * _bytes("client_max_body_size")
 
 

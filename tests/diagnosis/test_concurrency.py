@@ -40,7 +40,9 @@ def _too_many(response: Any, what: str) -> None:
 
 
 def _queued(client: Any, address: str) -> str:
-    response = client.post(URL, data=OOM_LOG.encode(), content_type="text/plain", REMOTE_ADDR=address)
+    response = client.post(
+        URL, data=OOM_LOG.encode(), content_type="text/plain", REMOTE_ADDR=address
+    )
     assert response.status_code == 202, response.content[:300]
     return str(response["Location"])
 
@@ -92,7 +94,9 @@ def test_uploads_past_the_tokens_bound_are_429_and_nothing_is_charged(
 def test_a_visitors_uploads_are_bounded_per_address(api: Any) -> None:
     address = _address()
     with client_slots([Bound(f"uploads:address:{address}", 1)], hold_seconds=60, what="x"):
-        response = api.post(URL, data=OOM_LOG.encode(), content_type="text/plain", REMOTE_ADDR=address)
+        response = api.post(
+            URL, data=OOM_LOG.encode(), content_type="text/plain", REMOTE_ADDR=address
+        )
         _too_many(response, "uploads")
     _queued(api, address)
 
@@ -101,9 +105,8 @@ def test_a_slot_of_a_process_that_died_expires_by_itself() -> None:
     bound = Bound(f"test:{uuid.uuid4().hex}", 1)
     held = client_slots([bound], hold_seconds=1, what="x")
     held.__enter__()  # never given back, as a killed process leaves it
-    with pytest.raises(TooManyConcurrent):
-        with client_slots([bound], hold_seconds=60, what="x"):
-            pass
+    with pytest.raises(TooManyConcurrent), client_slots([bound], hold_seconds=60, what="x"):
+        pass
     time.sleep(1.1)
     with client_slots([bound], hold_seconds=60, what="x"):
         pass
@@ -112,9 +115,11 @@ def test_a_slot_of_a_process_that_died_expires_by_itself() -> None:
 def test_a_refused_slot_takes_nothing_in_the_other_bounds() -> None:
     free, full = Bound(f"test:{uuid.uuid4().hex}", 1), Bound(f"test:{uuid.uuid4().hex}", 1)
     with client_slots([full], hold_seconds=60, what="x"):
-        with pytest.raises(TooManyConcurrent):
-            with client_slots([free, full], hold_seconds=60, what="x"):
-                pass
+        with (
+            pytest.raises(TooManyConcurrent),
+            client_slots([free, full], hold_seconds=60, what="x"),
+        ):
+            pass
         with client_slots([free], hold_seconds=60, what="x"):  # still free
             pass
 

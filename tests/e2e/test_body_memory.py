@@ -106,7 +106,7 @@ def test_a_100_mb_submission_in_each_form_stays_under_300_mb_of_web_process_memo
     )
 
     peaks = {"idle": idle, "raw": raw_peak, "multipart": form_peak, "json": json_peak}
-    print({form: f"{size / 2**20:.0f} MiB" for form, size in peaks.items()})  # noqa: T201
+    print({form: f"{size / 2**20:.0f} MiB" for form, size in peaks.items()})
     assert raw.status_code == 202, raw.text[:300]
     assert form.status_code == 202, form.text[:300]
     assert refused.status_code == 413, refused.text[:300]
