@@ -225,6 +225,8 @@ WAITS_PER_PROCESS = env_int("WAITS_PER_PROCESS", 3, minimum=0)
 JSON_MAX_BODY_BYTES = env_int("JSON_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1024)
 BUFFERED_BODY_MIN_BYTES = env_int("BUFFERED_BODY_MIN_BYTES", 8 * 1024 * 1024, minimum=1024)
 BUFFERED_BODIES_PER_PROCESS = env_int("BUFFERED_BODIES_PER_PROCESS", 1, minimum=1)
+# Where an urlencoded body is no form but a raw log, streamed (curl's --data-binary default).
+STREAMED_BODY_PATHS = ["/api/v1/diagnoses"]
 # Extra masking recognizers in Presidio's YAML format (deny lists, patterns); docs/masking.md.
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():

@@ -7,7 +7,8 @@ memory (no raw log goes to a disk). So, in this middleware, before the view read
 
 - a JSON body over JSON_MAX_BODY_BYTES is refused with 413 problem+json, which names the forms
   that take a log of any size (the raw body, a multipart `file`);
-- a form (multipart or urlencoded) of BUFFERED_BODY_MIN_BYTES or more, or of unknown length,
+- a form (multipart, or urlencoded but to STREAMED_BODY_PATHS, where such a body is a raw log)
+  of BUFFERED_BODY_MIN_BYTES or more, or of unknown length,
   takes one of BUFFERED_BODIES_PER_PROCESS slots of this process while it is served; with none
   free the answer is 503 with Retry-After (another process, or this one a moment later, takes it).
 
@@ -24,7 +25,6 @@ from django.http import HttpRequest, HttpResponse
 from plumbing.concurrency import ProcessBusy, ProcessSlots
 from plumbing.problems import ApplicationError, PayloadTooLarge, error_page
 
-FORMS = ("multipart/form-data", "application/x-www-form-urlencoded")
 BUSY_RETRY_AFTER_SECONDS = 5
 
 BUFFERED = ProcessSlots()
@@ -38,6 +38,16 @@ def _length(request: HttpRequest) -> int | None:
     if "chunked" in str(request.META.get("HTTP_TRANSFER_ENCODING", "")).lower():
         return None
     return 0
+
+
+def _buffered(request: HttpRequest, media_type: str) -> bool:
+    """Whether the body is parsed into memory: a form, but for an urlencoded body sent to a path
+    that streams it as a raw log (curl's --data-binary sends that content type)."""
+    if media_type == "multipart/form-data":
+        return True
+    return media_type == "application/x-www-form-urlencoded" and (
+        request.path not in settings.STREAMED_BODY_PATHS
+    )
 
 
 def _json_too_large(limit: int) -> PayloadTooLarge:
@@ -60,7 +70,9 @@ class BodyMemoryMiddleware:
             limit = settings.JSON_MAX_BODY_BYTES
             if length is None or length > limit:
                 return self._refuse(request, _json_too_large(limit))
-        elif media_type in FORMS and (length is None or length >= settings.BUFFERED_BODY_MIN_BYTES):
+        elif _buffered(request, media_type) and (
+            length is None or length >= settings.BUFFERED_BODY_MIN_BYTES
+        ):
             with BUFFERED.take(settings.BUFFERED_BODIES_PER_PROCESS) as taken:
                 if taken:
                     return self.get_response(request)
