@@ -147,7 +147,9 @@ class DeadlineThreadWorker(ThreadWorker):
             return
         self.nr_conns += 1
         conn = TConn(self.cfg, client, address, listener.getsockname())  # non-blocking
-        conn.timeout = time.monotonic() + self.header_seconds
+        # The keepalive timeout, as for gthread's own pending connections: murder_pending reads
+        # the deque as sorted by timeout.
+        conn.timeout = time.monotonic() + self.cfg.keepalive
         self.pending_conns.append(conn)
         self.poller.register(
             client, selectors.EVENT_READ, partial(self.on_pending_socket_readable, conn)

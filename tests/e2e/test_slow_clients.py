@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -96,6 +98,33 @@ def _long_poll(location: str, token: str, outcome: list[tuple[int, float]]) -> N
     outcome.append((response.status_code, time.monotonic() - started))
 
 
+# Timed in a process of its own: this one's sixty client threads contend for its GIL.
+PROBE = """
+import http.client, sys, time
+host, port = sys.argv[1], int(sys.argv[2])
+for _ in range(5):
+    started = time.monotonic()
+    connection = http.client.HTTPConnection(host, port, timeout=10)
+    connection.request("GET", "/healthz")
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    assert response.status == 200, response.status
+    print(time.monotonic() - started, flush=True)
+    time.sleep(0.2)
+"""
+
+
+def _probe_times(base: str) -> list[float]:
+    """Five /healthz requests, each on a new connection; how long each took."""
+    host, port = base.removeprefix("http://").split(":")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, host, port], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return [float(line) for line in done.stdout.split()]
+
+
 def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
     web: str, acme_token: str
 ) -> None:
@@ -123,12 +152,7 @@ def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
         client.start()
     try:
         time.sleep(3)  # every slow client is connected and held, or refused
-        probes = []
-        for _ in range(5):
-            started = time.monotonic()
-            assert httpx.get(f"{web}/healthz", timeout=10).status_code == 200
-            probes.append(time.monotonic() - started)
-            time.sleep(0.2)
+        probes = _probe_times(web)
         started = time.monotonic()
         normal = httpx.post(
             f"{web}/api/v1/diagnoses",
@@ -151,7 +175,9 @@ def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
     assert set(uploads) <= {408, 429}, uploads
     assert 1 <= uploads.count(408) <= 4, uploads  # at most the address' bound held
     assert {status for status, _ in polls} <= {200, 429}, polls
-    waited = [seconds for status, seconds in polls if status == 200]
+    # At most the token's bound waited the whole time; a poll that found its process holding
+    # its share of waits was answered at once (and gave its slot back for another).
+    waited = [seconds for status, seconds in polls if status == 200 and seconds >= WAIT_SECONDS]
     assert 1 <= len(waited) <= 4, polls
     assert all(seconds < WAIT_SECONDS + 5 for _, seconds in polls), polls
     refused = [seconds for status, seconds in polls if status == 429]
