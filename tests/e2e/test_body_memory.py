@@ -62,7 +62,7 @@ def web(tmp_path: Path, transactional_db: Any) -> Iterator[tuple[str, int]]:
     process.start()
     base = f"http://127.0.0.1:{port}"
     try:
-        stack.wait_until_serving(base, process)
+        stack.wait_until_serving(base, process, timeout=120)  # a loaded machine boots slowly
         assert process.process is not None
         yield base, _web_process(process.process.pid)
     finally:

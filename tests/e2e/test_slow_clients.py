@@ -30,9 +30,23 @@ WAIT_SECONDS = 15
 SLOW_CLIENTS = 30
 
 
+def _serve(tmp_path: Path, **overrides: str) -> Iterator[str]:
+    env = worker_environment(**overrides)
+    port = stack.free_port()
+    process = stack.gunicorn(env, tmp_path / "web.log", port)
+    process.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        stack.wait_until_serving(base, process, timeout=120)  # a loaded machine boots slowly
+        yield base
+    finally:
+        process.stop()
+
+
 @pytest.fixture
 def web(tmp_path: Path, transactional_db: Any) -> Iterator[str]:
-    env = worker_environment(
+    yield from _serve(
+        tmp_path,
         GUNICORN_WORKERS="2",
         GUNICORN_THREADS="8",
         UPLOAD_TIMEOUT_SECONDS=str(UPLOAD_SECONDS),
@@ -44,15 +58,18 @@ def web(tmp_path: Path, transactional_db: Any) -> Iterator[str]:
         TRUSTED_PROXY_COUNT="1",
         THROTTLE_SUBMISSIONS_PER_ADDRESS="1000/minute",
     )
-    port = stack.free_port()
-    process = stack.gunicorn(env, tmp_path / "web.log", port)
-    process.start()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        stack.wait_until_serving(base, process)
-        yield base
-    finally:
-        process.stop()
+
+
+@pytest.fixture
+def two_threads(tmp_path: Path, transactional_db: Any) -> Iterator[str]:
+    """One process of two threads, both of which long polls may hold."""
+    yield from _serve(
+        tmp_path,
+        GUNICORN_WORKERS="1",
+        GUNICORN_THREADS="2",
+        WAITS_PER_PROCESS="2",
+        CONCURRENT_WAITS_PER_TOKEN="2",
+    )
 
 
 def _trickle(base: str, outcome: list[int], stop: threading.Event) -> None:
@@ -166,6 +183,7 @@ def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
     finally:
         stop.set()
 
+    print(f"/healthz {[round(p, 3) for p in probes]} s, submission {normal_seconds:.2f} s")
     assert max(probes) < 1, probes
     assert normal.status_code == 202, normal.text
     assert normal_seconds < 5, normal_seconds
@@ -184,3 +202,38 @@ def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
     # Refused without waiting (seconds here: sixty clients start at once on two cores).
     assert refused
     assert max(refused) < WAIT_SECONDS / 2, polls
+
+
+def test_probes_answer_while_every_thread_of_the_process_is_held(
+    two_threads: str, acme_token: str
+) -> None:
+    auth = {"Authorization": f"Bearer {acme_token}"}
+    queued = httpx.post(
+        f"{two_threads}/api/v1/diagnoses",
+        content=OOM_LOG.encode(),
+        headers={**auth, "Content-Type": "text/plain"},
+        timeout=30,
+    )
+    assert queued.status_code == 202, queued.text
+    location = two_threads + queued.headers["Location"]
+    polls: list[tuple[int, float]] = []
+    holders = [
+        threading.Thread(target=_long_poll, args=(location, acme_token, polls), daemon=True)
+        for _ in range(2)
+    ]
+    for holder in holders:
+        holder.start()
+    time.sleep(2)  # both threads wait
+
+    probes = _probe_times(two_threads)
+    started = time.monotonic()
+    other = httpx.get(location, headers=auth, timeout=WAIT_SECONDS + 20)
+    other_seconds = time.monotonic() - started
+    for holder in holders:
+        holder.join(timeout=WAIT_SECONDS + 20)
+
+    assert max(probes) < 1, probes
+    # Anything else waited for a thread of the main pool: both were held.
+    assert other.status_code == 200
+    assert other_seconds > WAIT_SECONDS / 2, other_seconds
+    assert [status for status, _ in polls] == [200, 200]
