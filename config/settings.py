@@ -65,6 +65,8 @@ MIDDLEWARE = [
     "plumbing.middleware.RequestLogMiddleware",
     # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
     "plumbing.problems.OutageMiddleware",
+    # Before anything reads a body: JSON bodies bounded, large forms a few at a time per process.
+    "plumbing.bodies.BodyMemoryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -224,6 +226,24 @@ OUTAGE_RETRY_AFTER_SECONDS = env_int("OUTAGE_RETRY_AFTER_SECONDS", 15, minimum=1
 # read of it may wait longer than UPLOAD_IDLE_SECONDS for the next bytes (config/wsgi.py).
 UPLOAD_TIMEOUT_SECONDS = env_int("UPLOAD_TIMEOUT_SECONDS", 300, minimum=1)
 UPLOAD_IDLE_SECONDS = env_int("UPLOAD_IDLE_SECONDS", 30, minimum=1)
+# Slow requests a client may have running at once (plumbing/concurrency.py), 429 problem+json
+# with Retry-After past it: per API token or signed-in person, and per address (larger: people
+# share addresses). Long polls (`?wait=`) and submissions each hold a thread while they last.
+CONCURRENT_WAITS_PER_TOKEN = env_int("CONCURRENT_WAITS_PER_TOKEN", 4, minimum=1)
+CONCURRENT_WAITS_PER_ADDRESS = env_int("CONCURRENT_WAITS_PER_ADDRESS", 8, minimum=1)
+CONCURRENT_UPLOADS_PER_TOKEN = env_int("CONCURRENT_UPLOADS_PER_TOKEN", 4, minimum=1)
+CONCURRENT_UPLOADS_PER_ADDRESS = env_int("CONCURRENT_UPLOADS_PER_ADDRESS", 8, minimum=1)
+# Long polls one web process holds at once, whoever asks: past it a `?wait=` is answered at once
+# with the diagnosis as it is, so that the other threads (GUNICORN_THREADS, 8) stay free.
+WAITS_PER_PROCESS = env_int("WAITS_PER_PROCESS", 3, minimum=0)
+# Bodies held in memory to be parsed (plumbing/bodies.py): a JSON body over this size is 413 (send
+# a larger log raw or as a multipart file); a form this large or larger takes one of
+# BUFFERED_BODIES_PER_PROCESS slots of its process while it is served (503 past them).
+JSON_MAX_BODY_BYTES = env_int("JSON_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1024)
+BUFFERED_BODY_MIN_BYTES = env_int("BUFFERED_BODY_MIN_BYTES", 8 * 1024 * 1024, minimum=1024)
+BUFFERED_BODIES_PER_PROCESS = env_int("BUFFERED_BODIES_PER_PROCESS", 1, minimum=1)
+# Where an urlencoded body is no form but a raw log, streamed (curl's --data-binary default).
+STREAMED_BODY_PATHS = ["/api/v1/diagnoses"]
 # Extra masking recognizers in Presidio's YAML format (deny lists, patterns); docs/masking.md.
 MASKING_RECOGNIZERS_FILE = env_str("MASKING_RECOGNIZERS_FILE")
 if MASKING_RECOGNIZERS_FILE and not Path(MASKING_RECOGNIZERS_FILE).is_file():
@@ -339,8 +359,9 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # The raw log must never touch the disk, so uploads stay in memory (Django would spool large ones
-# to a temporary file). The API's raw-body intake streams instead and is the way for big logs.
-FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.MemoryFileUploadHandler"]
+# to a temporary file), once, in pieces freed as they are staged (plumbing/uploads.py). The API's
+# raw-body intake streams instead and is the way for big logs.
+FILE_UPLOAD_HANDLERS = ["plumbing.uploads.PiecesUploadHandler"]
 FILE_UPLOAD_MAX_MEMORY_SIZE = ROOTCAUSE_MAX_LOG_BYTES + 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = ROOTCAUSE_MAX_LOG_BYTES + 1024 * 1024
 # A bundle's files come as parts of one form; one more than its limit, so that the bundle's own

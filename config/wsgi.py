@@ -1,16 +1,17 @@
 """The WSGI application, with a deadline on reading the request body.
 
 gunicorn's threads read a body as the application asks for it, with no limit of their own: a
-client trickling its upload would hold a thread for as long as it liked. Here every read of
-``wsgi.input`` must finish by UPLOAD_TIMEOUT_SECONDS after the request started and may wait at
-most UPLOAD_IDLE_SECONDS for the next bytes (a timeout on gunicorn's socket); past either the read
-raises `UploadTimeout`, answered 408 problem+json, and the connection is closed.
+client trickling its upload would hold a thread for as long as it liked. The web process's worker
+(plumbing/serving.py) bounds each socket read of the body: UPLOAD_TIMEOUT_SECONDS after the
+headers in all, UPLOAD_IDLE_SECONDS between bytes. Each recv() is bounded, not each read of the
+application, which may take many: a body trickled a kilobyte a second passed every check made
+between 1 MiB reads. A read that times out, or one that starts past the deadline, raises
+`UploadTimeout` here, answered 408 problem+json, and the connection is closed.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO, TypeVar
@@ -25,24 +26,18 @@ StartResponse = Callable[..., object]
 
 
 class DeadlineInput:
-    """``wsgi.input`` whose reads fail with UploadTimeout past the deadline or the idle time."""
+    """``wsgi.input`` whose reads fail with UploadTimeout past the deadline, or when the
+    server's socket read timed out (plumbing/serving.py sets its timeout before each recv)."""
 
-    def __init__(
-        self, stream: BinaryIO, sock: socket.socket | None, deadline: float, idle: float
-    ) -> None:
+    def __init__(self, stream: BinaryIO, deadline: float) -> None:
         self.stream = stream
-        self.sock = sock
         self.deadline = deadline
-        self.idle = idle
 
     def _call(self, method: Callable[[int], T], size: int) -> T:
         from plumbing.problems import UploadTimeout
 
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
+        if self.deadline - time.monotonic() <= 0:
             raise UploadTimeout(_late_message())
-        if self.sock is not None:
-            self.sock.settimeout(min(self.idle, remaining))
         try:
             return method(size)
         except TimeoutError:
@@ -81,10 +76,7 @@ def with_upload_deadline(app: Callable[..., Iterable[bytes]]) -> Callable[..., I
         from django.conf import settings
 
         environ["wsgi.input"] = DeadlineInput(
-            environ["wsgi.input"],
-            environ.get("gunicorn.socket"),
-            time.monotonic() + settings.UPLOAD_TIMEOUT_SECONDS,
-            settings.UPLOAD_IDLE_SECONDS,
+            environ["wsgi.input"], time.monotonic() + settings.UPLOAD_TIMEOUT_SECONDS
         )
         return app(environ, start_response)
 

@@ -61,8 +61,10 @@ from diagnosis.services import JobMetadata
 from diagnosis.throttles import (
     SubmissionsPerAddress,
     SubmissionsPerOrganization,
+    concurrency_bounds,
     throttle_waits,
 )
+from plumbing.concurrency import ProcessSlots, client_slots
 from plumbing.problems import ApplicationError, PayloadTooLarge
 from plumbing.ratelimit import GateRefused
 from rootcause.hangs import is_archive
@@ -418,31 +420,38 @@ class DiagnosisListApi(QuotaHeadersApiView):
             raise PayloadTooLarge(
                 f"The log is larger than the limit of {settings.ROOTCAUSE_MAX_LOG_BYTES} bytes."
             )
-        upload = _upload_of(request)
-        source = (
-            Diagnosis.Source.CLI
-            if request.headers.get("X-Rootcause-Client") == "cli"
-            else Diagnosis.Source.API
-        )
-        key = request.headers.get("Idempotency-Key", "")
-        if upload.files is not None:
-            submission = services.submit_bundle(
-                actor=actor,
-                files=upload.files,
-                source=source,
-                filename=upload.filename,
-                metadata=upload.metadata,
-                idempotency_key=key,
+        # The body is read from here on, as slowly as the client sends it (within the upload
+        # deadline): a slot per token and per address, held until the answer.
+        with client_slots(
+            concurrency_bounds(request, "uploads"),
+            hold_seconds=settings.UPLOAD_TIMEOUT_SECONDS + 60,
+            what="uploads",
+        ):
+            upload = _upload_of(request)
+            source = (
+                Diagnosis.Source.CLI
+                if request.headers.get("X-Rootcause-Client") == "cli"
+                else Diagnosis.Source.API
             )
-        else:
-            submission = services.submit_diagnosis(
-                actor=actor,
-                chunks=gunzip_if_needed(upload.chunks),
-                source=source,
-                filename=upload.filename,
-                metadata=upload.metadata,
-                idempotency_key=key,
-            )
+            key = request.headers.get("Idempotency-Key", "")
+            if upload.files is not None:
+                submission = services.submit_bundle(
+                    actor=actor,
+                    files=upload.files,
+                    source=source,
+                    filename=upload.filename,
+                    metadata=upload.metadata,
+                    idempotency_key=key,
+                )
+            else:
+                submission = services.submit_diagnosis(
+                    actor=actor,
+                    chunks=gunzip_if_needed(upload.chunks),
+                    source=source,
+                    filename=upload.filename,
+                    metadata=upload.metadata,
+                    idempotency_key=key,
+                )
         self.quota_actor = submission.actor
         self.quota_entitlements = submission.entitlements
         self.quota_known = submission.quota
@@ -462,6 +471,25 @@ class DiagnosisListApi(QuotaHeadersApiView):
         )
 
 
+# Long polls this process holds at once (WAITS_PER_PROCESS): each holds a thread while it waits.
+WAITING = ProcessSlots()
+
+
+def _long_poll(request: Request, diagnosis: Diagnosis, seconds: int) -> Diagnosis:
+    """The diagnosis after waiting up to `seconds` for it to finish: 429 past the caller's bound
+    of concurrent long polls; at once, without waiting, when this process already holds as many
+    as it may (the answer says `status`, and clients poll again after a pause)."""
+    with (
+        client_slots(
+            concurrency_bounds(request, "waits"),
+            hold_seconds=selectors.MAX_WAIT_SECONDS + 30,
+            what="long polls",
+        ),
+        WAITING.take(settings.WAITS_PER_PROCESS) as taken,
+    ):
+        return selectors.wait_until_finished(diagnosis, seconds=seconds if taken else 0)
+
+
 class DiagnosisDetailApi(QuotaHeadersApiView):
     # A visitor reads their diagnosis with its key; the methods check everyone else.
     permission_classes = [AllowAny]
@@ -475,13 +503,18 @@ class DiagnosisDetailApi(QuotaHeadersApiView):
             401: _problem("A wrong or revoked API token."),
             403: _problem("The token lacks the `diagnoses:read` scope."),
             404: _problem("No such diagnosis, another organisation's, or a wrong or expired key."),
+            429: _problem(
+                "Too many long polls at once from this token or address; see Retry-After."
+            ),
         },
         description=(
             "One diagnosis of the organisation, or a visitor's with its `key`. Needs the "
             "`diagnoses:read` scope. 404 for an id of another organisation, a wrong key or an "
             "expired link. With `?wait=N` the answer waits up to N seconds (at most "
             f"{selectors.MAX_WAIT_SECONDS}) for the diagnosis to be `done` or `failed`, and "
-            "comes as soon as it is; check `status`, since the wait may end first." + QUOTA_NOTE
+            "comes as soon as it is; check `status`, since the wait may end first (a busy server "
+            "answers at once). A token, and an address, may hold only a few waiting requests at "
+            "once (`CONCURRENT_WAITS_PER_TOKEN`): 429 with Retry-After past it." + QUOTA_NOTE
         ),
     )
     def get(self, request: Request, diagnosis_id: str) -> Response:
@@ -492,7 +525,9 @@ class DiagnosisDetailApi(QuotaHeadersApiView):
         diagnosis = selectors.get_diagnosis_for(
             actor, diagnosis_id, key=request.query_params.get("key", "")
         )
-        diagnosis = selectors.wait_until_finished(diagnosis, seconds=wait.validated_data["wait"])
+        seconds = wait.validated_data["wait"]
+        if seconds and selectors.is_waiting(diagnosis):
+            diagnosis = _long_poll(request, diagnosis, seconds)
         return Response(DiagnosisSerializer(diagnosis).data)
 
     @extend_schema(

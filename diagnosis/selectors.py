@@ -188,6 +188,13 @@ POLL_FIRST_SECONDS = 0.25
 POLL_MAX_SECONDS = 0.5
 
 
+def is_waiting(diagnosis: Diagnosis) -> bool:
+    """Whether a long poll on the diagnosis would wait: it is neither done nor failed."""
+    from diagnosis.pipeline.table import is_active
+
+    return is_active(diagnosis.status)
+
+
 def wait_until_finished(diagnosis: Diagnosis, *, seconds: float) -> Diagnosis:
     """The diagnosis once it is done or failed, or as it is after `seconds` (at most
     MAX_WAIT_SECONDS).

@@ -16,7 +16,9 @@ from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
 from accounts.actors import actor_of, client_address
+from accounts.models import ApiToken
 from plumbing import ratelimit
+from plumbing.concurrency import Bound
 from plumbing.ratelimit import Window
 
 
@@ -100,3 +102,25 @@ def throttle_waits(
         for (_, window), found in zip(counted, seen, strict=True)
         if not found.admits(window)
     ]
+
+
+def concurrency_bounds(request: Request, kind: str) -> list[Bound]:
+    """How many requests of `kind` ("waits", "uploads") the caller may have running at once
+    (plumbing/concurrency.py): per API token or signed-in person, and per address whoever sends
+    them. The address' bound is the larger: several people may share one (an office's NAT)."""
+    upper = kind.upper()
+    bounds = [
+        Bound(
+            f"{kind}:address:{client_address(request)}",
+            getattr(settings, f"CONCURRENT_{upper}_PER_ADDRESS"),
+        )
+    ]
+    auth = request.auth
+    user = request.user
+    if isinstance(auth, ApiToken):
+        caller = f"token:{auth.pk}"
+    elif user.is_authenticated:
+        caller = f"user:{user.pk}"
+    else:
+        return bounds
+    return [Bound(f"{kind}:{caller}", getattr(settings, f"CONCURRENT_{upper}_PER_TOKEN")), *bounds]

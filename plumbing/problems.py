@@ -211,6 +211,14 @@ def _problem_page(status_code: int, slug: str, title: str, detail: str) -> HttpR
     )
 
 
+def error_page(error: ApplicationError) -> HttpResponse:
+    """An ApplicationError answered outside DRF (a middleware), with its headers."""
+    response = _problem_page(error.status_code, error.type_slug, error.title, error.detail)
+    for header, value in error.headers.items():
+        response[header] = value
+    return response
+
+
 @csrf_exempt
 def api_not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """Any path under /api/ that no endpoint matches (a malformed id too), whatever the method."""

@@ -50,6 +50,9 @@ FINAL = ("done", "failed")
 # A diagnosis as the service's API answers it (docs/api.md): JSON, read by its known keys.
 Record = JSONObject
 _TRANSIENT = (502, 503, 504)
+# A 429 of this type is no quota: the client has too many requests running at once (long polls,
+# uploads); another try after Retry-After goes through.
+_TOO_MANY_AT_ONCE = "/too-many-concurrent-requests"
 # gaierror numbers for a host name that does not exist (a typo), not a DNS hiccup
 _NO_SUCH_HOST = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n)}
 
@@ -155,6 +158,8 @@ def error_for(name: str, response: httpx.Response, *, token: bool, submitting: b
     if status in (401, 403):
         hint = "" if token else "; the service needs a token: set ROOTCAUSE_TOKEN or --token"
         return ConfigError(f"{name}: the service refused the request ({status}): {detail}{hint}")
+    if status == 429 and _problem_type(response).endswith(_TOO_MANY_AT_ONCE):
+        return ServiceUnavailable(f"{name}: the service is busy with this client (429): {detail}")
     if status == 429:
         return QuotaExceeded(_quota_message(name, response))
     if status >= 500:
@@ -247,7 +252,7 @@ def submit(
                 raise error from None
             service.sleep(RETRY_PAUSES[attempt])
             continue
-        if response.status_code in _TRANSIENT and not last:
+        if _transient(response) and not last:
             service.sleep(_retry_after(response, RETRY_PAUSES[attempt]))
             continue
         if response.status_code == 409 and attempt:
@@ -260,6 +265,22 @@ def submit(
         location = response.headers.get("Location") or f"{API}/{record.get('id', '')}"
         return record, urljoin(url, location)
     raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _transient(response: httpx.Response) -> bool:
+    """An answer that another try, a little later, may not get: an outage or a busy service."""
+    if response.status_code in _TRANSIENT:
+        return True
+    return response.status_code == 429 and _problem_type(response).endswith(_TOO_MANY_AT_ONCE)
+
+
+def _problem_type(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    kind = body.get("type") if isinstance(body, dict) else None
+    return kind if isinstance(kind, str) else ""
 
 
 def _retry_after(response: httpx.Response, default: float) -> float:
@@ -313,8 +334,12 @@ def wait_for(
             if response.status_code == 200:
                 record = _record(name, response, location)
                 on_state(record)
-            elif response.status_code not in _TRANSIENT:
+            elif not _transient(response):
                 raise error_for(name, response, token=bool(service.token), submitting=False)
+            elif "Retry-After" in response.headers:
+                # busy: as long as it says (the pause below follows only a quick answer)
+                service.sleep(min(_retry_after(response, pause), max(0.0, left)))
+                continue
         if record.get("status") not in FINAL and time.monotonic() - started < 1.0:
             # the service did not hold the request: it does not long-poll, or it is busy
             service.sleep(min(pause, max(0.0, deadline - time.monotonic())))

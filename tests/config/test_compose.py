@@ -19,10 +19,15 @@ def _settings_variables() -> set[str]:
     return set(re.findall(r'env_(?:str|bool|int|list)\(\s*"([A-Z_]+)"', source))
 
 
+def _gunicorn_variables() -> set[str]:
+    source = (ROOT / "gunicorn.conf.py").read_text()
+    return set(re.findall(r'(?:_int|environ\.get)\(\s*"(GUNICORN_[A-Z_]+)"', source))
+
+
 def test_the_services_of_the_real_mode_layout_are_all_there():
     services = _compose()["services"]
 
-    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
+    assert set(services) == {"proxy", "postgres", "redis", "web", "worker", "beat"}
     for name, service in services.items():
         assert "healthcheck" in service, name
         assert service["restart"] == "unless-stopped", name
@@ -43,7 +48,7 @@ def test_the_app_services_run_the_right_commands():
 
 def test_the_environment_names_only_variables_the_settings_read():
     services = _compose()["services"]
-    known = _settings_variables()
+    known = _settings_variables() | _gunicorn_variables()
 
     for name in ("web", "worker", "beat"):
         environment = services[name]["environment"]

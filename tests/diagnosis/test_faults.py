@@ -281,7 +281,9 @@ def test_an_upload_that_stalls_fails_with_upload_timeout() -> None:
     server, client = socket.socketpair()
     with server, client:
         client.sendall(b"first bytes")
-        stream = DeadlineInput(server.makefile("rb"), server, time.monotonic() + 60, idle=0.2)
+        # The worker (plumbing/serving.py) sets the socket's timeout before each recv.
+        server.settimeout(0.2)
+        stream = DeadlineInput(server.makefile("rb"), time.monotonic() + 60)
         assert stream.read(11) == b"first bytes"
         with pytest.raises(UploadTimeout):
             stream.read(11)  # nothing more comes
@@ -299,7 +301,7 @@ def test_an_upload_trickling_past_its_deadline_fails_with_upload_timeout() -> No
     sender = threading.Thread(target=trickle)
     sender.start()
     try:
-        stream = DeadlineInput(server.makefile("rb"), server, time.monotonic() + 0.5, idle=10)
+        stream = DeadlineInput(server.makefile("rb"), time.monotonic() + 0.5)
 
         def read_until_done() -> None:
             while stream.read(1):  # never idle, but late

@@ -109,8 +109,9 @@ def test_a_submission_charges_in_one_statement_and_reads_the_quota_once(
     assert "accounts_maskingrule" in sql[1]
     assert response.json()["status"] == "queued"
     # The address' failed tokens and both burst limits: one script (plumbing/ratelimit.py), no
-    # read and write of each log.
-    assert commands.count("EVALSHA") == 1
+    # read and write of each log; the upload's slots of concurrent uploads: another
+    # (plumbing/concurrency.py).
+    assert commands.count("EVALSHA") == 2
     assert not {"GET", "MGET"} & set(commands)
 
 

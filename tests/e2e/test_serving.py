@@ -28,7 +28,7 @@ def web(tmp_path: Path, transactional_db: Any) -> Iterator[str]:
         GUNICORN_WORKERS="1",
         GUNICORN_HEADER_TIMEOUT="3",
         UPLOAD_IDLE_SECONDS="2",
-        UPLOAD_TIMEOUT_SECONDS="30",
+        UPLOAD_TIMEOUT_SECONDS="5",
     )
     port = stack.free_port()
     process = stack.gunicorn(env, tmp_path / "web.log", port)
@@ -118,6 +118,37 @@ def test_a_body_that_stops_coming_is_answered_408(web):
     assert status == 408
     assert problem["type"].endswith("/upload-timed-out")
     assert "did not arrive" in problem["detail"]
+
+
+def test_a_body_trickled_a_kilobyte_a_second_is_answered_408_at_the_upload_deadline(web):
+    """Never idle for UPLOAD_IDLE_SECONDS, so only the overall deadline (5 s here) can stop it:
+    it was checked between 1 MiB reads of the application, and such a body got no answer at
+    420 s with a deadline of 300."""
+    with _connect(web) as sock:
+        sock.sendall(HEAD + b"Content-Length: 1000000\r\n\r\n" + b"step 1 loss 2.0\n" * 10)
+        started = time.monotonic()
+        stop = threading.Event()
+
+        def trickle() -> None:
+            while not stop.is_set() and time.monotonic() - started < 30:
+                try:
+                    sock.send(b"x" * 100)
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+        sender = threading.Thread(target=trickle, daemon=True)
+        sender.start()
+        try:
+            status, problem = _answer(sock)
+        finally:
+            stop.set()
+            sender.join()
+        elapsed = time.monotonic() - started
+
+    assert status == 408
+    assert problem["type"].endswith("/upload-timed-out")
+    assert 4 < elapsed < 8, elapsed  # at UPLOAD_TIMEOUT_SECONDS, not at the first idle second
 
 
 def test_a_kept_alive_connection_serves_many_requests_and_keeps_the_header_deadline(web):

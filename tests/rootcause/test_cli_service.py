@@ -223,6 +223,28 @@ def test_a_diagnosis_that_failed_on_the_service_exits_4(fake, log):
     assert "could not diagnose it: oom" in result.stderr
 
 
+BUSY = "https://rootcause.dev/problems/too-many-concurrent-requests"
+
+
+def _too_many_at_once():
+    answer = problem(429, "At most 4 long polls at once from one client.", {"Retry-After": "0"})
+    answer.body["type"] = BUSY
+    return answer
+
+
+def test_a_poll_past_the_clients_bound_of_long_polls_is_waited_out(fake, log):
+    fake.get_answers += [_too_many_at_once(), _too_many_at_once()]
+    result = run(fake, log)
+    assert result.exit_code == 1, result.output  # diagnosed, not "allowance used up" (3)
+
+
+def test_a_submission_past_the_clients_bound_of_uploads_is_retried(fake, log):
+    fake.post_answers.append(_too_many_at_once())
+    result = run(fake, log)
+    assert result.exit_code == 1, result.output
+    assert len(fake.posts) == 2
+
+
 def test_a_poll_hiccup_is_waited_out(fake, log):
     fake.get_answers += [problem(502, "proxy"), problem(503, "busy")]
     result = run(fake, log)

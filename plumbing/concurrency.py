@@ -1,0 +1,172 @@
+"""Bounds on how many slow requests one client, and one process, hold at once.
+
+A long poll (`?wait=30`) or an upload holds a server thread for as long as it lasts. A rate limit
+counts requests as they start and says nothing about how many are still running: thirty long polls
+from one token, well within any rate, held every thread of a process. Here a request that may last
+takes a *slot* for as long as it runs:
+
+- `client_slots`: per client (an API token, a signed-in user, an address), shared by every web
+  process through Redis. A slot is a member of a sorted set scored with the time it expires at, so
+  a process killed while holding one frees it by itself once `hold_seconds` have passed; the
+  request gives it back when it ends. A full bound raises `TooManyConcurrent`, answered 429
+  problem+json with Retry-After. Without Redis (the embedded mode, one process) the sets are
+  this process's own.
+- `ProcessSlots`: per process, a plain counter: how many threads of this process may be busy with
+  one kind of slow request, so that some are always left for the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+
+import redis
+from django.core.cache import caches
+from redis.commands.core import Script
+from rest_framework import status
+
+from plumbing.cache import SharedClientRedisCache
+from plumbing.problems import ApplicationError
+
+
+@dataclass(frozen=True)
+class Bound:
+    """At most `limit` requests of `key` at once."""
+
+    key: str
+    limit: int
+
+
+class TooManyConcurrent(ApplicationError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    title = "Too many concurrent requests"
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail, headers={"Retry-After": str(retry_after)})
+
+
+class ProcessBusy(ApplicationError):
+    """This process has no thread to spare for another request of the kind: try again soon
+    (another process, or this one a moment later, will take it)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    title = "Server busy"
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail, headers={"Retry-After": str(retry_after)})
+
+
+# KEYS: the bounds' sets. ARGV: now, this slot's member, its expiry, then each bound's limit.
+# Returns 0 when the slot was taken in every set, else the 1-based index of the first full set
+# (nothing taken anywhere). Expired members (a process killed while holding them) go first.
+_TAKE = """
+local now = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+    if redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then
+        return i
+    end
+end
+local ttl = math.ceil(tonumber(ARGV[3]) - now) + 1
+for _, key in ipairs(KEYS) do
+    redis.call('ZADD', key, ARGV[3], ARGV[2])
+    redis.call('EXPIRE', key, ttl)
+end
+return 0
+"""
+
+
+@cache
+def _script(client: redis.Redis) -> Script:
+    return client.register_script(_TAKE)
+
+
+_local_lock = threading.Lock()
+_local_sets: dict[str, dict[str, float]] = {}
+
+
+def _take_locally(bounds: Sequence[Bound], member: str, now: float, expires: float) -> int:
+    with _local_lock:
+        for index, bound in enumerate(bounds, start=1):
+            members = _local_sets.setdefault(bound.key, {})
+            for old in [m for m, until in members.items() if until <= now]:
+                del members[old]
+            if len(members) >= bound.limit:
+                return index
+        for bound in bounds:
+            _local_sets[bound.key][member] = expires
+        return 0
+
+
+def _give_back_locally(bounds: Sequence[Bound], member: str) -> None:
+    with _local_lock:
+        for bound in bounds:
+            _local_sets.get(bound.key, {}).pop(member, None)
+
+
+@contextmanager
+def client_slots(bounds: Sequence[Bound], *, hold_seconds: float, what: str) -> Iterator[None]:
+    """Holds a slot of every bound while the block runs; TooManyConcurrent (nothing held) when
+    one is full. `what` names the requests in the answer ("long polls", "uploads")."""
+    member = uuid.uuid4().hex
+    now = time.time()
+    expires = now + hold_seconds
+    default = caches["default"]
+    client = default.redis_client() if isinstance(default, SharedClientRedisCache) else None
+    if client is not None:
+        assert isinstance(default, SharedClientRedisCache)
+        keys = [default.make_key(f"slots:{bound.key}") for bound in bounds]
+        args: list[str | int] = [repr(now), member, repr(expires)]
+        args += [bound.limit for bound in bounds]
+        full = int(_script(client)(keys=keys, args=args))
+    else:
+        full = _take_locally(bounds, member, now, expires)
+    if full:
+        limit = bounds[full - 1].limit
+        raise TooManyConcurrent(
+            f"At most {limit} {what} at once from one client; wait for one to end.",
+            retry_after=2,
+        )
+    try:
+        yield
+    finally:
+        if client is None:
+            _give_back_locally(bounds, member)
+        else:
+            # With Redis away the slot expires by itself; the request's own outcome stands.
+            with contextlib.suppress(redis.RedisError):
+                pipeline = client.pipeline(transaction=False)
+                for key in keys:
+                    pipeline.zrem(key, member)
+                pipeline.execute()
+
+
+class ProcessSlots:
+    """At most `limit` holders at once in this process; `take` says False when full."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held = 0
+
+    @contextmanager
+    def take(self, limit: int) -> Iterator[bool]:
+        with self._lock:
+            taken = self._held < limit
+            if taken:
+                self._held += 1
+        try:
+            yield taken
+        finally:
+            if taken:
+                with self._lock:
+                    self._held -= 1
+
+    @property
+    def held(self) -> int:
+        return self._held
