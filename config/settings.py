@@ -283,12 +283,15 @@ AUTH_PASSWORD_VALIDATORS = [
 # The e-mail is the username, in any case (accounts/backends.py).
 # django-axes first: it refuses a locked-out sign-in before the password is checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "accounts.backends.EmailBackend"]
-# Sign-in throttling (django-axes): failed sign-ins counted per account and, separately, per
-# address; past the limit either is refused for the cool-off, then counting starts afresh. The
-# attempts are rows in the database (axes's own tables), shared by every web process.
+# Sign-in throttling (django-axes): failed sign-ins counted per account *and* address together,
+# and per address alone; past the limit either is refused for the cool-off, then counting starts
+# afresh. Not per account alone: a stranger's ten wrong passwords would then lock the owner out
+# wherever they are; as it is, they lock out only the stranger's address (for that account, and
+# for every account once it has guessed at several: password spraying). The attempts are rows in
+# the database (axes's own tables), shared by every web process.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("AXES_COOLOFF_SECONDS", 15 * 60, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 # A successful sign-in clears the account's and the address's failures, and failures during a
 # lockout do not extend it (axes's default restarts the cool-off on each one, so whoever keeps
 # guessing at an account would keep its owner out for as long as they liked).
