@@ -13,7 +13,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_networks, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -306,6 +306,16 @@ LOGOUT_REDIRECT_URL = "/"
 # How long the links in e-mails stay valid, in seconds.
 EMAIL_VERIFICATION_MAX_AGE = env_int("EMAIL_VERIFICATION_MAX_AGE", 3 * 86400, minimum=60)
 INVITATION_MAX_AGE = env_int("INVITATION_MAX_AGE", 7 * 86400, minimum=60)
+# Who may read /metrics (diagnosis/metrics.py): a scraper sending `Authorization: Bearer
+# <METRICS_TOKEN>`, or one whose address (through TRUSTED_PROXY_COUNT's proxies) is in
+# METRICS_ALLOWED_NETWORKS. With neither set, this machine alone (loopback): the figures cover every
+# organisation and are not for the public internet. Setting a token empties the default list.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 16 characters long")
+METRICS_ALLOWED_NETWORKS = env_networks(
+    "METRICS_ALLOWED_NETWORKS", [] if METRICS_TOKEN else ["127.0.0.0/8", "::1/128"]
+)
 # How many reverse proxies of ours stand in front of the app and append to X-Forwarded-For; 0
 # trusts no such header. Anonymous quotas count the client address this yields.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
