@@ -8,7 +8,7 @@ and `page_size` above the maximum are capped to it, as DRF documents `max_limit`
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, QuerySet
@@ -16,6 +16,8 @@ from rest_framework import pagination
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor
 from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 M = TypeVar("M", bound=Model)
@@ -91,3 +93,25 @@ class CursorPagination(pagination.CursorPagination):
             raise ValidationError(
                 {self.cursor_query_param: ["Not a cursor from this API."]}
             ) from None
+
+
+class Sliceable(Protocol):
+    """Rows that are not a queryset but page like one: counted, then sliced for one page."""
+
+    def count(self) -> int: ...
+
+    def __getitem__(self, page: slice) -> list[Any]: ...
+
+
+def paged_response(
+    view: APIView,
+    request: Request,
+    rows: QuerySet[Any] | Sliceable,
+    serializer: type[BaseSerializer[Any]],  # of any rows: Serializer is invariant
+) -> Response:
+    """One page of `rows` by `limit` and `offset`, as every plain list of the API answers it:
+    `{"count", "next", "previous", "results"}`."""
+    paginator = LimitOffsetPagination()
+    # DRF counts (`.count()`) and slices what it is given; a Sliceable does both.
+    page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
+    return paginator.get_paginated_response(serializer(page, many=True).data)

@@ -67,7 +67,7 @@ def test_an_answer_quotes_the_sections_it_used_with_links(catalogue, acme_scale,
     assert "SGD" in body["answer"]
     assert QuotaUsage.objects.count() == usage_before  # no quota
 
-    thread = client.get(_url(diagnosis)).json()
+    thread = client.get(_url(diagnosis)).json()["results"]
     assert [q["question"] for q in thread] == ["Why did this config work with SGD?"]
 
 
