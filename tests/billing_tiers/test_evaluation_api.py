@@ -69,6 +69,13 @@ def test_the_requests_are_paged_newest_first(acme_workplace, alice_api):
     assert rest["next"] is None
 
 
+def test_a_request_is_read_by_staff_without_hidden_characters(acme_workplace, alice_api):
+    asked = {"training": "7B LLM\u202e on 64 GPUs\r\nMegatron\x1b", "team_size": 3}
+    created = alice_api.post(REQUESTS, asked, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["training"] == "7B LLM on 64 GPUs\nMegatron"
+
+
 def test_an_admin_may_request_too(acme_workplace, django_user_model):
     dana = django_user_model.objects.create_user("dana", "dana@acme.example", "pw-dana-123")
     add_member(organization=acme_workplace, user=dana, role="admin")
