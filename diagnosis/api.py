@@ -24,7 +24,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import exceptions, serializers
 from rest_framework.exceptions import NotAuthenticated, UnsupportedMediaType
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -61,6 +61,7 @@ from diagnosis.throttles import (
     SubmissionsPerOrganization,
     throttle_waits,
 )
+from plumbing.parsers import JSONParser
 from plumbing.problems import ApplicationError, PayloadTooLarge
 from plumbing.ratelimit import GateRefused
 
