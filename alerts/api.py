@@ -72,6 +72,11 @@ class DeliverySerializer(serializers.ModelSerializer):
         fields = ["id", "event_type", "diagnosis", "state", "created_at", "finished_at", "attempts"]
 
 
+# One component for the two delivery logs (webhooks' and e-mail alerts'): made once, or the
+# schema would hold two different classes of the same name.
+DELIVERY_PAGE = paginated(DeliverySerializer, "PaginatedDeliveryList")
+
+
 class WebhookListApi(APIView):
     @extend_schema(
         operation_id="webhooks_list",
@@ -127,7 +132,7 @@ class WebhookDeliveriesApi(APIView):
 
     @extend_schema(
         operation_id="webhooks_deliveries_list",
-        responses={200: paginated(DeliverySerializer, "PaginatedDeliveryList"), **ERRORS},
+        responses={200: DELIVERY_PAGE, **ERRORS},
         description="The endpoint's deliveries, newest first, with every attempt; paged by "
         "`limit` and `offset`.",
     )
@@ -272,7 +277,7 @@ class EmailAlertDeliveriesApi(WebhookDeliveriesApi):
 
     @extend_schema(
         operation_id="email_alerts_deliveries_list",
-        responses={200: paginated(DeliverySerializer, "PaginatedDeliveryList"), **ERRORS},
+        responses={200: DELIVERY_PAGE, **ERRORS},
         description="The e-mail alert's deliveries, newest first, with every attempt; paged by "
         "`limit` and `offset`.",
     )
