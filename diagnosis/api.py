@@ -15,7 +15,6 @@ from urllib.parse import unquote
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http import QueryDict
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -266,7 +265,11 @@ class DiagnosisListApi(QuotaHeadersApiView):
         parameters=[
             HistoryFilterSerializer,
             OpenApiParameter("cursor", str, description="From `next` or `previous`."),
-            OpenApiParameter("page_size", int, description="Rows per page, at most 100."),
+            OpenApiParameter(
+                "page_size",
+                {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+                description="Rows per page; above 100, 100.",
+            ),
             *QUOTA_HEADERS,
         ],
         responses={
@@ -321,8 +324,8 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "`expires_at`, and is not shown again (a visitor's repeated key is 409)." + QUOTA_NOTE
         ),
         request={
-            "text/plain": OpenApiTypes.STR,
-            "application/octet-stream": OpenApiTypes.BINARY,
+            "text/plain": {"type": "string", "minLength": 1},
+            "application/octet-stream": {"type": "string", "format": "binary", "minLength": 1},
             "multipart/form-data": {
                 "type": "object",
                 "properties": {

@@ -171,7 +171,8 @@ class SubmissionMetadataSerializer(FieldsBoundOnce):
 class DiagnosisSubmissionSerializer(SubmissionMetadataSerializer):
     """The JSON form of a submission: the log as a string, and the metadata beside it."""
 
-    log = StringField(allow_blank=True, trim_whitespace=False, help_text="The log's text (UTF-8).")
+    # Not blank, as the schema says (minLength 1): an empty JSON log is `invalid-request`.
+    log = StringField(trim_whitespace=False, help_text="The log's text (UTF-8); not empty.")
 
 
 class WaitSerializer(serializers.Serializer):

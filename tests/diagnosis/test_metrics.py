@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
@@ -117,7 +119,8 @@ TOKEN = "m" * 40
 
 
 def _scrape(address: str, **headers: str):
-    return Client().get("/metrics", REMOTE_ADDR=address, **headers)
+    environ: dict[str, Any] = {"REMOTE_ADDR": address, **headers}
+    return Client().get("/metrics", **environ)
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"])

@@ -121,3 +121,22 @@ def test_no_list_in_the_schema_answers_a_bare_array(api: Any) -> None:
         elif schema.get("type") == "object" and "results" in schema.get("properties", {}):
             assert "next" in schema["properties"], path
     assert bare == []
+
+
+def test_an_empty_cursor_is_the_first_page(acme_api: Any) -> None:
+    assert acme_api.get(HISTORY, {"cursor": ""}).status_code == 200
+
+
+def test_the_schema_gives_the_ranges_the_parameters_are_held_to(api: Any) -> None:
+    paths = api.get("/api/v1/schema", {"format": "json"}).json()["paths"]
+    ranges = {
+        (path, p["name"]): (p["schema"].get("minimum"), p["schema"].get("maximum"))
+        for path in ("/api/v1/encyclopedia/", "/api/v1/diagnoses")
+        for p in paths[path]["get"].get("parameters", [])
+        if p["name"] in ("limit", "offset", "page_size")
+    }
+    assert ranges == {
+        ("/api/v1/encyclopedia/", "limit"): (1, 2**31 - 1),
+        ("/api/v1/encyclopedia/", "offset"): (0, 2**31 - 1),
+        ("/api/v1/diagnoses", "page_size"): (1, 2**31 - 1),
+    }
