@@ -1,8 +1,9 @@
 """Sign-in lockouts (django-axes): what a locked-out sign-in is answered with.
 
-Axes counts failed sign-ins per account and per address (config/settings.py, `AXES_*`) and,
-past the limit, refuses further tries until the cool-off has passed: a lockout always ends, so
-someone guessing at another person's account can delay them but never lock them out for good.
+Axes counts failed sign-ins per account and address together, and per address alone
+(config/settings.py, `AXES_*`), and, past the limit, refuses further tries from that address until
+the cool-off has passed. Someone guessing at another person's account locks out only their own
+address: the owner signs in from theirs, and every lockout ends.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from accounts.forms import LoginForm
 def lockout_message() -> str:
     minutes = max(1, round(settings.AXES_COOLOFF_TIME.total_seconds() / 60))
     return (
-        "Too many failed sign-ins for this account or from this address. "
+        "Too many failed sign-ins from this address. "
         f"Try again in {minutes} minute{'s' if minutes != 1 else ''}, or reset your password."
     )
 

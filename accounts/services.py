@@ -38,6 +38,7 @@ from accounts.models import (
 from accounts.selectors import Forbidden, InvalidLink
 from plumbing.links import absolute_url
 from plumbing.problems import ApplicationError, Conflict
+from plumbing.text import one_line
 from rootcause.masking import rules as masking_rules
 
 logger = logging.getLogger(__name__)
@@ -154,7 +155,8 @@ def mark_email_verified(*, user: User, email: str | None = None) -> None:
 
 @transaction.atomic
 def create_organization(*, name: str, owner: User) -> Organization:
-    organization = Organization.objects.create(name=name)
+    # Shown to its members and in invitations: no controls, no direction-changing characters.
+    organization = Organization.objects.create(name=one_line(name))
     Membership.objects.create(organization=organization, user=owner, role=Membership.Role.OWNER)
     return organization
 
@@ -172,7 +174,7 @@ def add_member(
 
 def rename_organization(*, actor: Actor, name: str) -> Organization:
     organization = selectors.require_manager(actor)
-    name = name.strip()
+    name = one_line(name)
     if not 1 <= len(name) <= 200:
         raise ApplicationError("The name must have 1 to 200 characters.")
     organization.name = name
@@ -400,7 +402,7 @@ def create_api_token(
     expires_at: datetime | None = None,
 ) -> tuple[ApiToken, str]:
     """The token row and its secret; the secret is shown once and only its digest is stored."""
-    name = name.strip()
+    name = one_line(name)
     if not 1 <= len(name) <= 100:
         raise ApplicationError("The token name must have 1 to 100 characters.")
     chosen = sorted(set(scopes))

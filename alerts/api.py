@@ -12,9 +12,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.actors import actor_of
+from accounts.serializers import paginated
 from alerts import selectors, services
 from alerts.models import DeliveryAttempt, Webhook, WebhookDelivery
 from billing_tiers.selectors import unlocking_label
+from plumbing.pagination import paged_response
 
 PROBLEM = OpenApiResponse(description="problem+json")
 ERRORS: dict[int, OpenApiResponse] = {401: PROBLEM, 403: PROBLEM, 404: PROBLEM}
@@ -70,16 +72,21 @@ class DeliverySerializer(serializers.ModelSerializer):
         fields = ["id", "event_type", "diagnosis", "state", "created_at", "finished_at", "attempts"]
 
 
+# One component for the two delivery logs (webhooks' and e-mail alerts'): made once, or the
+# schema would hold two different classes of the same name.
+DELIVERY_PAGE = paginated(DeliverySerializer, "PaginatedDeliveryList")
+
+
 class WebhookListApi(APIView):
     @extend_schema(
         operation_id="webhooks_list",
-        responses={200: WebhookSerializer(many=True), **ERRORS},
-        description="The organisation's webhooks (owners and admins, "
-        f"{unlocking_label('alerts')} tier).",
+        responses={200: paginated(WebhookSerializer, "PaginatedWebhookList"), **ERRORS},
+        description="The organisation's webhooks, oldest first, paged by `limit` and `offset` "
+        f"(owners and admins, {unlocking_label('alerts')} tier).",
     )
     def get(self, request: Request) -> Response:
         webhooks = selectors.webhooks_for(actor_of(request))
-        return Response(WebhookSerializer(webhooks, many=True).data)
+        return paged_response(self, request, webhooks, WebhookSerializer)
 
     @extend_schema(
         operation_id="webhooks_create",
@@ -125,14 +132,15 @@ class WebhookDeliveriesApi(APIView):
 
     @extend_schema(
         operation_id="webhooks_deliveries_list",
-        responses={200: DeliverySerializer(many=True), **ERRORS},
-        description="The endpoint's last 100 deliveries, newest first, with every attempt.",
+        responses={200: DELIVERY_PAGE, **ERRORS},
+        description="The endpoint's deliveries, newest first, with every attempt; paged by "
+        "`limit` and `offset`.",
     )
     def get(self, request: Request, webhook_id: str) -> Response:
         actor = actor_of(request)
         webhook = selectors.get_webhook_for(actor, webhook_id, self.channel)
-        deliveries = selectors.deliveries_for(actor, webhook)[:100]
-        return Response(DeliverySerializer(deliveries, many=True).data)
+        deliveries = selectors.deliveries_for(actor, webhook)
+        return paged_response(self, request, deliveries, DeliverySerializer)
 
 
 class WebhookTestApi(APIView):
@@ -219,13 +227,13 @@ class EmailAlertSerializer(serializers.ModelSerializer):
 class EmailAlertListApi(APIView):
     @extend_schema(
         operation_id="email_alerts_list",
-        responses={200: EmailAlertSerializer(many=True), **ERRORS},
-        description="The organisation's e-mail alerts (owners and admins, "
-        f"{unlocking_label('alerts')} tier).",
+        responses={200: paginated(EmailAlertSerializer, "PaginatedEmailAlertList"), **ERRORS},
+        description="The organisation's e-mail alerts, oldest first, paged by `limit` and "
+        f"`offset` (owners and admins, {unlocking_label('alerts')} tier).",
     )
     def get(self, request: Request) -> Response:
         email_alerts = selectors.email_alerts_for(actor_of(request))
-        return Response(EmailAlertSerializer(email_alerts, many=True).data)
+        return paged_response(self, request, email_alerts, EmailAlertSerializer)
 
     @extend_schema(
         operation_id="email_alerts_create",
@@ -269,8 +277,9 @@ class EmailAlertDeliveriesApi(WebhookDeliveriesApi):
 
     @extend_schema(
         operation_id="email_alerts_deliveries_list",
-        responses={200: DeliverySerializer(many=True), **ERRORS},
-        description="The e-mail alert's last 100 deliveries, newest first, with every attempt.",
+        responses={200: DELIVERY_PAGE, **ERRORS},
+        description="The e-mail alert's deliveries, newest first, with every attempt; paged by "
+        "`limit` and `offset`.",
     )
     def get(self, request: Request, webhook_id: str) -> Response:
         return super().get(request, webhook_id)

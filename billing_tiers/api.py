@@ -19,6 +19,7 @@ from billing_tiers import selectors, services
 from billing_tiers.models import Evaluation, EvaluationRequest
 from billing_tiers.throttles import RedeemPerAddressThrottle, RedeemPerUserThrottle
 from billing_tiers.tiers import evaluation_tier, tier_choices
+from plumbing.pagination import paged_response
 
 PROBLEM = OpenApiResponse(description="problem+json")
 HEADERS_NOTE = (
@@ -78,12 +79,18 @@ class EvaluationRequestInputSerializer(serializers.Serializer):
 class EvaluationRequestListApi(APIView):
     @extend_schema(
         operation_id="evaluation_requests_list",
-        responses={200: EvaluationRequestOutputSerializer(many=True), 403: PROBLEM},
-        description="The organisation's evaluation requests, newest first (owners and admins).",
+        responses={
+            200: accounts_serializers.paginated(
+                EvaluationRequestOutputSerializer, "PaginatedEvaluationRequestList"
+            ),
+            403: PROBLEM,
+        },
+        description="The organisation's evaluation requests, newest first, paged by `limit` and "
+        "`offset` (owners and admins).",
     )
     def get(self, request: Request) -> Response:
         requests = selectors.evaluation_requests_for(actor_of(request))
-        return Response(EvaluationRequestOutputSerializer(requests, many=True).data)
+        return paged_response(self, request, requests, EvaluationRequestOutputSerializer)
 
     @extend_schema(
         operation_id="evaluation_requests_create",

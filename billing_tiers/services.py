@@ -50,6 +50,7 @@ from billing_tiers.selectors import (
 from billing_tiers.tiers import evaluation_tier
 from plumbing import sql
 from plumbing.problems import ApplicationError
+from plumbing.text import several_lines
 
 logger = logging.getLogger(__name__)
 
@@ -379,6 +380,10 @@ def _refuse_if_active(organization: Organization) -> None:
 def request_evaluation(*, actor: Actor, training: str, team_size: int) -> EvaluationRequest:
     """An owner or admin of a verified workplace asks staff for a code; one open at a time."""
     organization = accounts_selectors.require_manager(actor)
+    # Read by staff: its lines kept, no controls or direction-changing characters.
+    training = several_lines(training)
+    if not training:
+        raise ApplicationError("Say what you train.")
     _require_verified_workplace(organization)
     _refuse_if_active(organization)
     if EvaluationRequest.objects.filter(
@@ -390,7 +395,7 @@ def request_evaluation(*, actor: Actor, training: str, team_size: int) -> Evalua
             request = EvaluationRequest.objects.create(
                 organization=organization,
                 requested_by=actor.user,
-                training=training.strip(),
+                training=training,
                 team_size=team_size,
             )
     except IntegrityError:

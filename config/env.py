@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 
 from django.core.exceptions import ImproperlyConfigured
@@ -60,3 +61,15 @@ def env_site_url(port: int) -> str:
     if scheme not in ("http", "https") or not rest or rest.startswith("/"):
         raise ImproperlyConfigured(f"SITE_URL={raw!r} must be an http:// or https:// address")
     return value
+
+
+def env_networks(name: str, default: list[str]) -> list[str]:
+    """A comma-separated list of addresses or CIDR networks (`10.0.0.0/8, ::1`), normalised;
+    an empty value is an empty list, a malformed item fails loudly."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not an address or network") from None
+    return networks

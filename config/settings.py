@@ -13,7 +13,7 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_site_url, env_str
+from config.env import env_bool, env_int, env_list, env_networks, env_site_url, env_str
 from rootcause.masking.validators import parse_public_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -63,6 +63,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "plumbing.middleware.RequestLogMiddleware",
+    # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below), near the top so that
+    # every answer carries it, the error pages of the middleware under it included.
+    "csp.middleware.CSPMiddleware",
     # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
     "plumbing.problems.OutageMiddleware",
     # Before anything reads a body: JSON bodies bounded, large forms a few at a time per process.
@@ -329,12 +332,15 @@ AUTH_PASSWORD_VALIDATORS = [
 # The e-mail is the username, in any case (accounts/backends.py).
 # django-axes first: it refuses a locked-out sign-in before the password is checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "accounts.backends.EmailBackend"]
-# Sign-in throttling (django-axes): failed sign-ins counted per account and, separately, per
-# address; past the limit either is refused for the cool-off, then counting starts afresh. The
-# attempts are rows in the database (axes's own tables), shared by every web process.
+# Sign-in throttling (django-axes): failed sign-ins counted per account *and* address together,
+# and per address alone; past the limit either is refused for the cool-off, then counting starts
+# afresh. Not per account alone: a stranger's ten wrong passwords would then lock the owner out
+# wherever they are; as it is, they lock out only the stranger's address (for that account, and
+# for every account once it has guessed at several: password spraying). The attempts are rows in
+# the database (axes's own tables), shared by every web process.
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10, minimum=1)
 AXES_COOLOFF_TIME = timedelta(seconds=env_int("AXES_COOLOFF_SECONDS", 15 * 60, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 # A successful sign-in clears the account's and the address's failures, and failures during a
 # lockout do not extend it (axes's default restarts the cool-off on each one, so whoever keeps
 # guessing at an account would keep its owner out for as long as they liked).
@@ -349,6 +355,16 @@ LOGOUT_REDIRECT_URL = "/"
 # How long the links in e-mails stay valid, in seconds.
 EMAIL_VERIFICATION_MAX_AGE = env_int("EMAIL_VERIFICATION_MAX_AGE", 3 * 86400, minimum=60)
 INVITATION_MAX_AGE = env_int("INVITATION_MAX_AGE", 7 * 86400, minimum=60)
+# Who may read /metrics (diagnosis/metrics.py): a scraper sending `Authorization: Bearer
+# <METRICS_TOKEN>`, or one whose address (through TRUSTED_PROXY_COUNT's proxies) is in
+# METRICS_ALLOWED_NETWORKS. With neither set, this machine alone (loopback): the figures cover every
+# organisation and are not for the public internet. Setting a token empties the default list.
+METRICS_TOKEN = env_str("METRICS_TOKEN")
+if METRICS_TOKEN and len(METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 16 characters long")
+METRICS_ALLOWED_NETWORKS = env_networks(
+    "METRICS_ALLOWED_NETWORKS", [] if METRICS_TOKEN else ["127.0.0.0/8", "::1/128"]
+)
 # How many reverse proxies of ours stand in front of the app and append to X-Forwarded-For; 0
 # trusts no such header. Anonymous quotas count the client address this yields.
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
@@ -358,6 +374,8 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# The base template's style sheet (the apps' own files are in their static/ folders).
+STATICFILES_DIRS = [BASE_DIR / "config" / "static"]
 # The raw log must never touch the disk, so uploads stay in memory (Django would spool large ones
 # to a temporary file), once, in pieces freed as they are staged (plumbing/uploads.py). The API's
 # raw-body intake streams instead and is the way for big logs.
@@ -376,6 +394,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # DRF's three, the JSON one answering a too deeply nested document 400 (plumbing/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "plumbing.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "plumbing.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "plumbing.problems.problem_exception_handler",
@@ -393,6 +417,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Diagnose failed machine-learning training runs from their logs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get components of their own, in which a required text field that may not be
+    # blank says so (minLength 1): the schema and the validation agree (schemathesis checks it).
+    "COMPONENT_SPLIT_REQUEST": True,
     # Redoc is served from our own static files, not a CDN.
     "REDOC_DIST": "SIDECAR",
     # Two fields named "role" with different choices: name their enums.
@@ -410,6 +437,27 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "plumbing.problems.problem_responses_hook",
     ],
+}
+
+# --- Content-Security-Policy (django-csp) ----------------------------------------------------
+# Every answer carries it. Scripts, styles, fonts and fetches come from this site alone, and no
+# page has an inline script, style element, style attribute or event handler (a test in Chromium
+# records violations: tests/browser/test_csp.py). The API docs page adds inline styles, which
+# Redoc writes as it renders, and blob: workers (config/urls.py); it loads nothing from elsewhere.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # data: for the small SVG icons Redoc and browsers' form controls draw
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
 }
 
 # --- Security (production) ------------------------------------------------------------------

@@ -16,7 +16,6 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -25,7 +24,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import exceptions, serializers
 from rest_framework.exceptions import NotAuthenticated, UnsupportedMediaType
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -65,6 +64,7 @@ from diagnosis.throttles import (
     throttle_waits,
 )
 from plumbing.concurrency import ProcessSlots, client_slots
+from plumbing.parsers import JSONParser
 from plumbing.problems import ApplicationError, PayloadTooLarge
 from plumbing.ratelimit import GateRefused
 from rootcause.hangs import is_archive
@@ -287,7 +287,11 @@ class DiagnosisListApi(QuotaHeadersApiView):
         parameters=[
             HistoryFilterSerializer,
             OpenApiParameter("cursor", str, description="From `next` or `previous`."),
-            OpenApiParameter("page_size", int, description="Rows per page, at most 100."),
+            OpenApiParameter(
+                "page_size",
+                {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+                description="Rows per page; above 100, 100.",
+            ),
             *QUOTA_HEADERS,
         ],
         responses={
@@ -347,8 +351,8 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "`expires_at`, and is not shown again (a visitor's repeated key is 409)." + QUOTA_NOTE
         ),
         request={
-            "text/plain": OpenApiTypes.STR,
-            "application/octet-stream": OpenApiTypes.BINARY,
+            "text/plain": {"type": "string", "minLength": 1},
+            "application/octet-stream": {"type": "string", "format": "binary", "minLength": 1},
             "multipart/form-data": {
                 "type": "object",
                 "properties": {

@@ -9,6 +9,10 @@ from itertools import chain
 from typing import Protocol
 
 from django.http import HttpRequest
+from gunicorn.http.errors import (  # type: ignore[import-untyped]  # no types
+    NoMoreData,
+    ParseException,
+)
 
 from plumbing.problems import ApplicationError
 
@@ -26,8 +30,17 @@ class LengthRequired(ApplicationError):
 
 
 def read_chunks(stream: Readable, size: int = READ_SIZE) -> Iterator[bytes]:
-    while chunk := stream.read(size):
-        yield chunk
+    """The stream's bytes as they arrive. A body the server cannot decode (gunicorn raises, as
+    it reads, on a chunk size that is no number, a chunk without its CRLF, a connection closed
+    inside a chunk) is the caller's malformed request, a 400, not our error."""
+    try:
+        while chunk := stream.read(size):
+            yield chunk
+    except (ParseException, NoMoreData) as exc:
+        raise ApplicationError(
+            f"The body is malformed ({type(exc).__name__}): send it again, with a "
+            "Content-Length or valid chunks."
+        ) from None
 
 
 def body_chunks(request: HttpRequest, size: int = READ_SIZE) -> Iterator[bytes]:

@@ -2,12 +2,16 @@
 queue at scrape time, so every web process answers the same figures without a shared registry.
 
 No label carries tenant data: statuses, outcomes, stage names and failure classes (the catalogue's
-public slugs) only; never an organisation, a user, a file name or a diagnosis id.
+public slugs) only; never an organisation, a user, a file name or a diagnosis id. The figures still
+span every organisation, so only a scraper with METRICS_TOKEN or at an address of
+METRICS_ALLOWED_NETWORKS (loopback by default) reads them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
+import ipaddress
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
@@ -19,12 +23,15 @@ from django.conf import settings
 from django.db.models import Avg, Count, DurationField, ExpressionWrapper, F
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from accounts.actors import client_address
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline.table import active_statuses, stages
+from plumbing.problems import problem_page
 
 
 class SharedCounter:
@@ -232,7 +239,53 @@ def register_collector(factory: Callable[[], Collector]) -> None:
         _COLLECTORS.append(factory)
 
 
+# Headers a proxy adds when it relays a request: with none of ours declared (TRUSTED_PROXY_COUNT
+# = 0), REMOTE_ADDR is then the proxy's (a local one's is loopback), not the client's.
+_FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
+
+
+def _bearer_token_matches(request: HttpRequest) -> bool:
+    expected = settings.METRICS_TOKEN
+    scheme, _, given = str(request.META.get("HTTP_AUTHORIZATION", "")).partition(" ")
+    if not expected or scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), expected.encode())
+
+
+def _address_allowed(request: HttpRequest) -> bool:
+    if not settings.TRUSTED_PROXY_COUNT and any(h in request.META for h in _FORWARDING_HEADERS):
+        return False
+    try:
+        address = ipaddress.ip_address(client_address(request))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in ipaddress.ip_network(n) for n in settings.METRICS_ALLOWED_NETWORKS)
+
+
+def _refusal() -> HttpResponse:
+    if settings.METRICS_TOKEN:
+        response = problem_page(
+            401,
+            "not-authenticated",
+            "Not authenticated",
+            "/metrics needs `Authorization: Bearer <METRICS_TOKEN>`.",
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+        return response
+    return problem_page(
+        403,
+        "forbidden",
+        "Forbidden",
+        "/metrics answers only addresses in METRICS_ALLOWED_NETWORKS or a METRICS_TOKEN holder.",
+    )
+
+
+@never_cache
 def metrics(request: HttpRequest) -> HttpResponse:
+    if not (_bearer_token_matches(request) or _address_allowed(request)):
+        return _refusal()
     registry = CollectorRegistry()
     registry.register(DatabaseCollector())
     for factory in _COLLECTORS:

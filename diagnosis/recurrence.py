@@ -50,16 +50,19 @@ def recurrences_for(
     *,
     failure_slug: str = "",
     now: datetime | None = None,
+    offset: int = 0,
+    limit: int | None = None,
 ) -> list[Recurrence]:
     """Every failure class the organisation (by id) has seen (or only `failure_slug`), the most
-    recently seen first: one aggregate query for the figures, one for the latest diagnoses."""
+    recently seen first, or the `limit` of them from `offset`: one aggregate query for the
+    figures, one for the latest diagnoses of the classes returned."""
     if organization_id is None:
         return []
     now = now or timezone.now()
     rows = _diagnosed(organization_id)
     if failure_slug:
         rows = rows.filter(failure_slug=failure_slug)
-    figures = list(
+    ordered = (
         rows.values("failure_slug")
         .annotate(
             first_seen=Min("created_at"),
@@ -70,8 +73,11 @@ def recurrences_for(
         )
         .order_by("-last_seen", "failure_slug")
     )
+    figures = list(ordered[offset : offset + limit] if limit is not None else ordered[offset:])
     if not figures:
         return []
+    if limit is not None:
+        rows = rows.filter(failure_slug__in=[figure["failure_slug"] for figure in figures])
     latest = (
         rows.annotate(
             position=Window(
@@ -90,6 +96,24 @@ def recurrences_for(
     return [
         Recurrence(**figure, recent=recent.get(figure["failure_slug"], [])) for figure in figures
     ]
+
+
+class RecurrencePages:
+    """An organisation's recurrences as a sequence the API's paginator counts and slices: a page
+    costs the count and the two queries of that page's classes, not every class's."""
+
+    def __init__(self, organization_id: uuid.UUID | None) -> None:
+        self.organization_id = organization_id
+
+    def count(self) -> int:
+        if self.organization_id is None:
+            return 0
+        return _diagnosed(self.organization_id).values("failure_slug").distinct().count()
+
+    def __getitem__(self, page: slice) -> list[Recurrence]:
+        start = page.start or 0
+        limit = None if page.stop is None else max(0, page.stop - start)
+        return recurrences_for(self.organization_id, offset=start, limit=limit)
 
 
 def recurrence_of(diagnosis: Diagnosis, *, now: datetime | None = None) -> Recurrence | None:

@@ -23,7 +23,7 @@ from diagnosis.pipeline.stage import status_choices
 from diagnosis.recurrence import recurrence_of
 from diagnosis.selectors import MAX_SEARCH_CHARS, HistoryFilters
 from diagnosis.services import JobMetadata
-from plumbing.serializers import FieldsBoundOnce
+from plumbing.serializers import FieldsBoundOnce, StringField
 from rootcause.result import DiagnosisResult, as_json
 
 
@@ -137,27 +137,27 @@ class SubmissionMetadataSerializer(FieldsBoundOnce):
     Validates every submission: its fields are bound once (plumbing/serializers.py; no validator
     reads the context, and it is never partial)."""
 
-    filename = serializers.CharField(
+    filename = StringField(
         max_length=255,
         required=False,
         allow_blank=True,
         help_text="The log's file name (its last path component is kept), shown in the history.",
     )
-    job = serializers.CharField(
+    job = StringField(
         max_length=200, required=False, allow_blank=True, help_text="The CI job's name."
     )
-    run_url = serializers.CharField(
+    run_url = StringField(
         max_length=500,
         required=False,
         allow_blank=True,
         validators=[URLValidator(schemes=["http", "https"])],
         help_text="The address of the CI run (http or https).",
     )
-    commit = serializers.CharField(
+    commit = StringField(
         max_length=100, required=False, allow_blank=True, help_text="The commit that was built."
     )
     labels = serializers.ListField(
-        child=serializers.CharField(max_length=100),
+        child=StringField(max_length=100),
         max_length=MAX_LABELS,
         required=False,
         help_text=f"Up to {MAX_LABELS} short labels (e.g. `nightly`, `gpu=a100`).",
@@ -176,9 +176,8 @@ class SubmissionMetadataSerializer(FieldsBoundOnce):
 class DiagnosisSubmissionSerializer(SubmissionMetadataSerializer):
     """The JSON form of a submission: the log as a string, and the metadata beside it."""
 
-    log = serializers.CharField(
-        allow_blank=True, trim_whitespace=False, help_text="The log's text (UTF-8)."
-    )
+    # Not blank, as the schema says (minLength 1): an empty JSON log is `invalid-request`.
+    log = StringField(trim_whitespace=False, help_text="The log's text (UTF-8); not empty.")
 
 
 class WaitSerializer(serializers.Serializer):

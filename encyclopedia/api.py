@@ -59,7 +59,8 @@ class EntryListApi(GenericAPIView):
     def get(self, request: Request) -> Response:
         filters = EntryFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        entries = selectors.list_entries(**filters.validated_data)
+        chosen = {name: value for name, value in filters.validated_data.items() if value != ""}
+        entries = selectors.list_entries(**chosen)
         page = self.paginate_queryset(entries)
         assert page is not None  # pagination_class is set
         allowed = selectors.can_see_fix(actor_of(request))

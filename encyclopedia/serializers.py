@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from encyclopedia import memory
+from plumbing.serializers import StringField
 from rootcause.catalogue import CATEGORIES, FAQ_TOPICS, SEVERITIES
 
 
@@ -107,12 +108,13 @@ class EntrySerializer(serializers.Serializer):
 
 class EntryFilterSerializer(serializers.Serializer):
     category = serializers.ChoiceField(choices=CATEGORIES, required=False)
-    tag = serializers.CharField(required=False, max_length=100)
+    # Empty is no filter, as the schema says (no minLength), not a 400.
+    tag = serializers.CharField(required=False, allow_blank=True, max_length=100)
     severity = serializers.ChoiceField(choices=SEVERITIES, required=False)
 
 
 class SearchInputSerializer(serializers.Serializer):
-    text = serializers.CharField(
+    text = StringField(
         trim_whitespace=False,
         help_text="Error text or a log excerpt, at most 1 MiB.",
     )

@@ -8,7 +8,7 @@ and `page_size` above the maximum are capped to it, as DRF documents `max_limit`
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, QuerySet
@@ -16,6 +16,8 @@ from rest_framework import pagination
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import Cursor
 from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 M = TypeVar("M", bound=Model)
@@ -60,6 +62,11 @@ class LimitOffsetPagination(pagination.LimitOffsetPagination):
     def get_offset(self, request: Request) -> int:
         return query_int(request, self.offset_query_param, default=0, minimum=0, maximum=MAX_OFFSET)
 
+    # DRF's: a list of OpenAPI parameter objects, given the ranges the methods above accept
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
+        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+        return _ranged(parameters, {self.limit_query_param: 1, self.offset_query_param: 0})
+
 
 class CursorPagination(pagination.CursorPagination):
     page_size = 50
@@ -71,6 +78,10 @@ class CursorPagination(pagination.CursorPagination):
             request, "page_size", default=self.page_size, minimum=1, maximum=MAX_OFFSET
         )
         return min(size, self.max_page_size)
+
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
+        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+        return _ranged(parameters, {"page_size": 1})
 
     def paginate_queryset(
         self, queryset: QuerySet[M, R], request: Request, view: APIView | None = None
@@ -84,10 +95,49 @@ class CursorPagination(pagination.CursorPagination):
             raise ValidationError(problem) from None
 
     def decode_cursor(self, request: Request) -> Cursor | None:
-        # A cursor that is not one we issued is a bad request, not a missing page (DRF: 404).
+        # An empty cursor is the first page, as an absent one (and as an empty number is the
+        # default); a cursor that is not one we issued is a bad request, not a missing page
+        # (DRF: 404).
+        if not request.query_params.get(self.cursor_query_param):
+            return None
         try:
             return super().decode_cursor(request)
         except NotFound:
             raise ValidationError(
                 {self.cursor_query_param: ["Not a cursor from this API."]}
             ) from None
+
+
+class Sliceable(Protocol):
+    """Rows that are not a queryset but page like one: counted, then sliced for one page."""
+
+    def count(self) -> int: ...
+
+    def __getitem__(self, page: slice) -> list[Any]: ...
+
+
+def paged_response(
+    view: APIView,
+    request: Request,
+    rows: QuerySet[Any] | Sliceable,
+    serializer: type[BaseSerializer[Any]],  # of any rows: Serializer is invariant
+) -> Response:
+    """One page of `rows` by `limit` and `offset`, as every plain list of the API answers it:
+    `{"count", "next", "previous", "results"}`."""
+    paginator = LimitOffsetPagination()
+    # DRF counts (`.count()`) and slices what it is given; a Sliceable does both.
+    page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
+    return paginator.get_paginated_response(serializer(page, many=True).data)
+
+
+def _ranged(parameters: list[dict[str, Any]], minimum: dict[str, int]) -> list[dict[str, Any]]:
+    """DRF's parameters with the range query_int holds them to, so that the schema says what a
+    400 is (an integer below the minimum or past 2^31 - 1; above the maximum page, capped)."""
+    for parameter in parameters:
+        if parameter["name"] in minimum:
+            parameter["schema"] = {
+                **parameter["schema"],
+                "minimum": minimum[parameter["name"]],
+                "maximum": MAX_OFFSET,
+            }
+    return parameters

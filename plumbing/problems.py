@@ -219,6 +219,11 @@ def error_page(error: ApplicationError) -> HttpResponse:
     return response
 
 
+def problem_page(status_code: int, slug: str, title: str, detail: str) -> HttpResponse:
+    """A problem+json answer from a plain Django view (not DRF's)."""
+    return _problem_page(status_code, slug, title, detail)
+
+
 @csrf_exempt
 def api_not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """Any path under /api/ that no endpoint matches (a malformed id too), whatever the method."""

@@ -42,3 +42,16 @@ class FieldsBoundOnce(serializers.Serializer):
                         fields[name] = field
                     _bound[cls] = fields
         return fields
+
+
+class StringField(serializers.CharField):
+    """A CharField that takes only a string: DRF's turns a JSON number into its digits, so
+    `{"log": 0}` was the log "0" (accepted and charged) where the schema says a string."""
+
+    default_error_messages = {"invalid": "Not a string."}
+
+    # DRF's signature: the value is whatever the parsed body held
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))

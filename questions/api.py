@@ -10,8 +10,10 @@ from rest_framework.views import APIView
 
 from accounts.actors import SCOPE_DIAGNOSES_READ, SCOPE_DIAGNOSES_WRITE, actor_of
 from accounts.selectors import require_scope
+from accounts.serializers import paginated
 from billing_tiers.selectors import unlocking_label
 from diagnosis import selectors
+from plumbing.pagination import paged_response
 from questions import services
 from questions.models import DiagnosisQuestion
 
@@ -41,15 +43,21 @@ class QuestionSerializer(serializers.ModelSerializer):
 class DiagnosisQuestionsApi(APIView):
     @extend_schema(
         operation_id="diagnoses_questions_list",
-        responses={200: QuestionSerializer(many=True), 401: PROBLEM, 403: PROBLEM, 404: PROBLEM},
-        description="The diagnosis's follow-up questions and their answers, oldest first.",
+        responses={
+            200: paginated(QuestionSerializer, "PaginatedQuestionList"),
+            401: PROBLEM,
+            403: PROBLEM,
+            404: PROBLEM,
+        },
+        description="The diagnosis's follow-up questions and their answers, oldest first, paged "
+        "by `limit` and `offset`.",
     )
     def get(self, request: Request, diagnosis_id: str) -> Response:
         actor = actor_of(request)
         require_scope(actor, SCOPE_DIAGNOSES_READ)
         diagnosis = selectors.get_diagnosis_for(actor, diagnosis_id)
-        thread = diagnosis.questions.order_by("created_at")
-        return Response(QuestionSerializer(thread, many=True).data)
+        thread = diagnosis.questions.order_by("created_at", "id")
+        return paged_response(self, request, thread, QuestionSerializer)
 
     @extend_schema(
         operation_id="diagnoses_questions_create",

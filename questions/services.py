@@ -10,6 +10,8 @@ from accounts.selectors import Forbidden
 from billing_tiers.selectors import entitlements_for
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
+from plumbing.problems import ApplicationError
+from plumbing.text import several_lines
 from questions.answers import answer_text, entries_of, rank_sections, sections_for
 from questions.models import DiagnosisQuestion
 
@@ -25,6 +27,10 @@ def ask_question(*, actor: Actor, diagnosis: Diagnosis, question: str) -> Diagno
         )
     if diagnosis.organization_id is None:  # a visitor's: no thread, and no Scale tier
         raise Forbidden("Follow-up questions are for an organisation's diagnoses.")
+    # Kept on the thread that the organisation's members read: no controls, no direction changes.
+    question = several_lines(question)
+    if not question:
+        raise ApplicationError("Ask a question: this one has no words.")
     result = stored_result(diagnosis)
     evidence = "\n".join(e.text for e in result.evidence) if result else ""
     hits = rank_sections(sections_for(entries_of(diagnosis), evidence), question)

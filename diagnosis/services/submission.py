@@ -53,6 +53,7 @@ from plumbing.problems import (
     ServiceUnavailable,
     Unprocessable,
 )
+from plumbing.text import one_line
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker
 from rootcause.masking.masker import WHEN_NEEDED
@@ -78,10 +79,6 @@ def _limited(chunks: Iterable[bytes], limit: int) -> Iterable[bytes]:
         yield chunk
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _masker_of_names(diagnosis_id: uuid.UUID, rules: list[Rule]) -> Masker:
     """The masker of a submission's file name and CI metadata: the organisation's rules and the
     operator's recognizers (MASKING_RECOGNIZERS_FILE), as the mask stage has them. Without either,
@@ -97,9 +94,10 @@ def _masker_of_names(diagnosis_id: uuid.UUID, rules: list[Rule]) -> Masker:
 
 
 def _masked_filename(filename: str, masker: Masker) -> str:
-    """The name is shown back to the user: only its last component, masked like the log."""
-    base = filename.replace("\\", "/").rsplit("/", 1)[-1].replace("\n", " ")
-    return masker.mask(base)[:255]
+    """The name is shown back to the user: only its last component, on one line with no
+    direction-changing or invisible characters (plumbing/text.py), masked like the log."""
+    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return masker.mask(one_line(base))[:255]
 
 
 @dataclass(frozen=True)
@@ -135,12 +133,13 @@ class _Hasher(Protocol):
 
 def _masked_metadata(metadata: JobMetadata, masker: Masker) -> MaskedMetadata:
     """The metadata as stored: masked like the log (a job name or a URL may hold a host or a
-    user name), on one line, cut to the columns' lengths (a pseudonym may be longer)."""
+    user name), on one line with no direction-changing or invisible characters (each is shown
+    to others: plumbing/text.py), cut to the columns' lengths (a pseudonym may be longer)."""
     return {
-        "job": masker.mask(_one_line(metadata.job))[:200],
-        "run_url": masker.mask(metadata.run_url.strip())[:500],
-        "commit": masker.mask(metadata.commit.strip())[:100],
-        "labels": [masker.mask(_one_line(label))[:100] for label in metadata.labels],
+        "job": masker.mask(one_line(metadata.job))[:200],
+        "run_url": masker.mask(one_line(metadata.run_url))[:500],
+        "commit": masker.mask(one_line(metadata.commit))[:100],
+        "labels": [masker.mask(label)[:100] for label in map(one_line, metadata.labels) if label],
     }
 
 

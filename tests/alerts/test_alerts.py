@@ -121,7 +121,7 @@ def test_a_finished_diagnosis_is_posted_signed_with_its_result(
     with pytest.raises(standardwebhooks.WebhookVerificationError):
         standardwebhooks.Webhook(services.new_secret()).verify(body, headers)
 
-    log = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    log = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()["results"]
     assert [(d["state"], d["diagnosis"]) for d in log] == [("delivered", diagnosis_id)]
     (attempt,) = log[0]["attempts"]
     assert attempt["status_code"] == 200
@@ -141,7 +141,7 @@ def test_retries_on_5xx_and_429_then_succeeds(
 
     assert len(receiver.received) == 4
     assert len({h["webhook-id"] for _, h, _ in receiver.received}) == 1  # one message, retried
-    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()["results"]
     assert delivery["state"] == "delivered"
     assert [a["status_code"] for a in delivery["attempts"]] == [500, 429, 503, 200]
 
@@ -155,7 +155,7 @@ def test_another_4xx_is_not_retried(
     _diagnose(alice_api, django_capture_on_commit_callbacks)
 
     assert len(receiver.received) == 1
-    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()["results"]
     assert delivery["state"] == "failed"
 
 
@@ -193,7 +193,7 @@ def test_private_loopback_and_link_local_addresses_are_refused(
     _diagnose(alice_api, django_capture_on_commit_callbacks)
 
     assert receiver.received == []
-    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()["results"]
     assert delivery["state"] == "failed"
     assert delivery["attempts"][0]["error"].startswith("refused")
     for url in (
@@ -270,14 +270,14 @@ def test_test_event_and_redeliver(
     with django_capture_on_commit_callbacks(execute=True):
         tested = alice_api.post(f"{URL}/{hook['id']}/test")
     assert tested.status_code == 202
-    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()["results"]
     assert delivery["state"] == "failed"
 
     with django_capture_on_commit_callbacks(execute=True):
         again = alice_api.post(f"{URL}/{hook['id']}/deliveries/{delivery['id']}/redeliver")
     assert again.status_code == 202
 
-    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()
+    (delivery,) = alice_api.get(f"{URL}/{hook['id']}/deliveries").json()["results"]
     assert delivery["state"] == "delivered"
     assert [a["status_code"] for a in delivery["attempts"]] == [404, 200]
     events = [json.loads(body)["type"] for _, _, body in receiver.received]
@@ -289,7 +289,7 @@ def test_webhooks_are_for_owners_and_admins_of_their_own_organisation(
     acme_scale, alice_api, bob, charlie, umbrella, receiver
 ):
     hook = _webhook(alice_api, receiver.url)
-    listed = alice_api.get(URL).json()
+    listed = alice_api.get(URL).json()["results"]
     assert [h["id"] for h in listed] == [hook["id"]]
     assert "secret" not in listed[0]
 
@@ -299,7 +299,26 @@ def test_webhooks_are_for_owners_and_admins_of_their_own_organisation(
     assert outsider.delete(f"{URL}/{hook['id']}").status_code in (403, 404)
     assert outsider.get(f"{URL}/{hook['id']}/deliveries").status_code in (403, 404)
     assert alice_api.delete(f"{URL}/{hook['id']}").status_code == 204
-    assert alice_api.get(URL).json() == []
+    assert alice_api.get(URL).json()["results"] == []
+
+
+def test_webhooks_and_their_deliveries_are_paged(acme_scale, alice_api, receiver):
+    hooks = [_webhook(alice_api, f"{receiver.url}/{n}") for n in range(3)]
+    first = alice_api.get(URL, {"limit": "2"}).json()
+    assert first["count"] == 3
+    assert [h["id"] for h in first["results"]] == [h["id"] for h in hooks[:2]]
+    rest = alice_api.get(first["next"]).json()
+    assert [h["id"] for h in rest["results"]] == [hooks[2]["id"]]
+    assert rest["next"] is None
+
+    for _ in range(3):
+        assert alice_api.post(f"{URL}/{hooks[0]['id']}/test").status_code == 202
+    deliveries = f"{URL}/{hooks[0]['id']}/deliveries"
+    page = alice_api.get(deliveries, {"limit": "2"}).json()
+    assert page["count"] == 3
+    assert len(page["results"]) == 2
+    assert len(alice_api.get(deliveries, {"limit": "2", "offset": "2"}).json()["results"]) == 1
+    assert alice_api.get(deliveries, {"limit": "0"}).status_code == 400
 
 
 def test_alerts_are_scale_only_and_the_refusal_names_the_tier(alice_api, acme, receiver):
@@ -622,8 +641,10 @@ def test_email_alerts_through_the_api(
     alert = created.json()
     assert alert["recipients"] == [bob_id]
     assert alert["min_confidence"] == 0.5
-    assert [a["id"] for a in alice_api.get("/api/v1/email-alerts").json()] == [alert["id"]]
-    assert alice_api.get(URL).json() == []  # not a webhook
+    assert [a["id"] for a in alice_api.get("/api/v1/email-alerts").json()["results"]] == [
+        alert["id"]
+    ]
+    assert alice_api.get(URL).json()["results"] == []  # not a webhook
     assert alice_api.delete(f"{URL}/{alert['id']}").status_code == 404
 
     outsider = str(charlie.memberships.get().public_id)
@@ -636,11 +657,11 @@ def test_email_alerts_through_the_api(
         tested = alice_api.post(f"/api/v1/email-alerts/{alert['id']}/test")
     assert tested.status_code == 202
     assert [m.to for m in mail.outbox] == [["bob@acme.example"]]
-    (delivery,) = alice_api.get(f"/api/v1/email-alerts/{alert['id']}/deliveries").json()
+    (delivery,) = alice_api.get(f"/api/v1/email-alerts/{alert['id']}/deliveries").json()["results"]
     assert delivery["state"] == "delivered"
 
     assert alice_api.delete(f"/api/v1/email-alerts/{alert['id']}").status_code == 204
-    assert alice_api.get("/api/v1/email-alerts").json() == []
+    assert alice_api.get("/api/v1/email-alerts").json()["results"] == []
 
 
 def test_alert_texts_say_what_the_rank_table_says():

@@ -53,7 +53,27 @@ def test_an_owner_of_a_verified_workplace_requests_and_follows_the_status(
     declined = alice_api.get(f"{REQUESTS}/{body['id']}").json()
     assert declined["status"] == "declined"
     assert declined["decline_reason"] == "We are full this month."
-    assert [r["id"] for r in alice_api.get(REQUESTS).json()] == [body["id"]]
+    assert [r["id"] for r in alice_api.get(REQUESTS).json()["results"]] == [body["id"]]
+
+
+def test_the_requests_are_paged_newest_first(acme_workplace, alice_api):
+    made = []
+    for _ in range(3):
+        made.append(alice_api.post(REQUESTS, ASK, format="json").json()["id"])
+        decline_evaluation_request(request_id=made[-1], decided_by=None, reason="Not now.")
+    first = alice_api.get(REQUESTS, {"limit": "2"}).json()
+    assert first["count"] == 3
+    assert [r["id"] for r in first["results"]] == made[:0:-1]
+    rest = alice_api.get(first["next"]).json()
+    assert [r["id"] for r in rest["results"]] == made[:1]
+    assert rest["next"] is None
+
+
+def test_a_request_is_read_by_staff_without_hidden_characters(acme_workplace, alice_api):
+    asked = {"training": "7B LLM\u202e on 64 GPUs\r\nMegatron\x1b", "team_size": 3}
+    created = alice_api.post(REQUESTS, asked, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["training"] == "7B LLM on 64 GPUs\nMegatron"
 
 
 def test_an_admin_may_request_too(acme_workplace, django_user_model):
@@ -106,7 +126,7 @@ def test_another_organisations_request_is_404(
 
     _problem(alice_api.get(f"{REQUESTS}/{theirs['id']}"), 404)
     _problem(alice_api.get(f"{REQUESTS}/00000000-0000-0000-0000-000000000000"), 404)
-    assert alice_api.get(REQUESTS).json() == []
+    assert alice_api.get(REQUESTS).json()["results"] == []
 
 
 def test_the_requests_list_does_not_grow_its_queries_with_rows(
@@ -117,7 +137,7 @@ def test_the_requests_list_does_not_grow_its_queries_with_rows(
 
     alice_api.post(REQUESTS, ASK, format="json")
     with CaptureQueriesContext(connection) as one:
-        assert len(alice_api.get(REQUESTS).json()) == 1
+        assert len(alice_api.get(REQUESTS).json()["results"]) == 1
     baseline = len(one)
     for _ in range(4):
         open_request = EvaluationRequest.objects.get(status="open")
@@ -125,7 +145,7 @@ def test_the_requests_list_does_not_grow_its_queries_with_rows(
         alice_api.post(REQUESTS, ASK, format="json")
 
     with django_assert_max_num_queries(baseline):
-        assert len(alice_api.get(REQUESTS).json()) == 5
+        assert len(alice_api.get(REQUESTS).json()["results"]) == 5
 
 
 def test_approval_emails_a_code_that_redeems(acme_workplace, alice, alice_api):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list
+from config.env import env_bool, env_int, env_list, env_networks
 from tests.manage_command import manage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +33,27 @@ def test_typed_helpers_read_well_formed_values(monkeypatch):
     assert env_int("X_INT", 1) == 42
     assert env_list("X_LIST", []) == ["a.example", "b.example"]
     assert env_bool("X_UNSET", default=True) is True
+
+
+def test_networks_are_normalised_and_a_malformed_one_names_the_variable(monkeypatch):
+    monkeypatch.setenv("X_NETS", "10.1.2.3/8, ::1, 192.0.2.7")
+    assert env_networks("X_NETS", []) == ["10.0.0.0/8", "::1/128", "192.0.2.7/32"]
+    monkeypatch.setenv("X_NETS", "")
+    assert env_networks("X_NETS", ["127.0.0.0/8"]) == []
+    monkeypatch.setenv("X_NETS", "10.0.0.0/8,localhost")
+    with pytest.raises(ImproperlyConfigured, match=r"X_NETS.*localhost"):
+        env_networks("X_NETS", [])
+
+
+@pytest.mark.heavy  # a manage.py process each
+def test_metrics_are_for_loopback_alone_unless_configured():
+    code = "from django.conf import settings; print(settings.METRICS_ALLOWED_NETWORKS)"
+    assert manage("shell", "-c", code).stdout.splitlines()[-1] == "['127.0.0.0/8', '::1/128']"
+    with_token = manage("shell", "-c", code, METRICS_TOKEN="t" * 32)
+    assert with_token.stdout.splitlines()[-1] == "[]"
+    short = manage("check", METRICS_TOKEN="short")
+    assert short.returncode != 0
+    assert "METRICS_TOKEN" in short.stderr
 
 
 @pytest.mark.heavy  # a manage.py process of its own

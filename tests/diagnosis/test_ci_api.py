@@ -72,6 +72,48 @@ def test_a_raw_body_takes_its_file_name_and_metadata_from_headers(acme_api):
     assert body["labels"] == ["nightly", "gpu=a100"]
 
 
+def test_metadata_keeps_no_control_or_direction_changing_character(acme_api):
+    # Percent-decoded headers can carry anything: CR/LF, a right-to-left override, zero widths.
+    response = _raw(
+        acme_api,
+        HTTP_X_ROOTCAUSE_FILENAME="invoice%E2%80%AEtxt.exe",
+        HTTP_X_ROOTCAUSE_JOB="night%E2%80%8Bly%07",
+        HTTP_X_ROOTCAUSE_COMMIT="3f2a9c0%0D%0AX-Injected%3A%20yes",
+        HTTP_X_ROOTCAUSE_LABELS="gpu%E2%81%A6=a100,%E2%80%8B",
+    )
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    shown = (body["filename"], body["job"], body["commit"], body["labels"])
+    assert shown == ("invoicetxt.exe", "nightly", "3f2a9c0 X-Injected: yes", ["gpu=a100"])
+    # As stored: the history and the page read the same.
+    (row,) = acme_api.get(URL).json()["results"]
+    assert (row["filename"], row["job"], row["commit"], row["labels"]) == shown
+
+
+def test_json_metadata_is_neutralised_too(acme_api):
+    response = acme_api.post(
+        URL,
+        {
+            "log": OOM_LOG,
+            "filename": "dir/\u2066report\u2069.pdf\u200b.sh",
+            "commit": "abc\r\ndef",
+            "labels": ["ok\u202d", "\ufeff"],
+            "run_url": "https://ci.example/runs/1\u200f",
+        },
+        format="json",
+    )
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert (body["filename"], body["commit"], body["labels"]) == (
+        "report.pdf.sh",
+        "abc def",
+        ["ok"],
+    )
+    assert "\u200f" not in body["run_url"]
+
+
 def test_a_gzip_body_of_any_raw_type_is_a_log(acme_api):
     response = acme_api.post(URL, data=gzip.compress(LOG), content_type="application/octet-stream")
 

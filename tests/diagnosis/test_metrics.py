@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
 from diagnosis.models import Diagnosis
@@ -108,3 +111,56 @@ def test_stage_durations_fall_in_their_buckets(settings):
 
     figures = metrics._stage_figures("masking")
     assert figures == {"0.5": 1, "10.0": 1, "+Inf": 1, "count": 3, "sum": 1007.3}
+
+
+# --- Who may read it -----------------------------------------------------------------------------
+
+TOKEN = "m" * 40
+
+
+def _scrape(address: str, **headers: str):
+    environ: dict[str, Any] = {"REMOTE_ADDR": address, **headers}
+    return Client().get("/metrics", **environ)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"])
+def test_metrics_answer_this_machine_by_default(address):
+    response = _scrape(address)
+    assert response.status_code == 200
+    assert b"rootcause_diagnoses" in response.content
+
+
+@pytest.mark.parametrize("address", ["203.0.113.5", "10.0.0.8", "2001:db8::1"])
+def test_metrics_refuse_other_addresses_by_default(address):
+    response = _scrape(address)
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/problem+json"
+    assert b"rootcause_" not in response.content
+
+
+def test_a_request_relayed_by_an_undeclared_proxy_is_not_local():
+    # nginx on the same machine: REMOTE_ADDR is loopback, the client is anyone.
+    response = _scrape("127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    assert response.status_code == 403
+
+
+@override_settings(TRUSTED_PROXY_COUNT=1, METRICS_ALLOWED_NETWORKS=["10.1.0.0/16"])
+def test_allowed_networks_are_matched_against_the_client_behind_our_proxies():
+    assert _scrape("10.9.0.1", HTTP_X_FORWARDED_FOR="10.1.2.3").status_code == 200
+    assert _scrape("10.9.0.1", HTTP_X_FORWARDED_FOR="10.1.2.3, 203.0.113.5").status_code == 403
+    # Loopback is no longer in the list once the list is set.
+    assert _scrape("127.0.0.1").status_code == 403
+
+
+@override_settings(METRICS_TOKEN=TOKEN, METRICS_ALLOWED_NETWORKS=[])
+def test_with_a_token_metrics_answer_its_holder_from_anywhere():
+    assert _scrape("203.0.113.5", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+    for headers in (
+        {},
+        {"HTTP_AUTHORIZATION": "Bearer " + "x" * 40},
+        {"HTTP_AUTHORIZATION": TOKEN},
+    ):
+        refused = _scrape("127.0.0.1", **headers)
+        assert refused.status_code == 401
+        assert refused["WWW-Authenticate"].startswith("Bearer")
+        assert b"rootcause_" not in refused.content

@@ -93,12 +93,27 @@ def test_api_lists_the_callers_organisations_classes(acme_api, umbrella_api, see
     response = acme_api.get("/api/v1/failures")
 
     assert response.status_code == 200, response.content
-    body = response.json()
+    body = response.json()["results"]
     assert [row["failure_slug"] for row in body] == ["optimizer-state-oom", "nccl-timeout"]
     assert body[0]["total"] == 4
     assert body[0]["recent"][0]["id"] == str(seen["oom-today"].id)
-    umbrella = umbrella_api.get("/api/v1/failures").json()
+    umbrella = umbrella_api.get("/api/v1/failures").json()["results"]
     assert [(row["failure_slug"], row["total"]) for row in umbrella] == [("optimizer-state-oom", 4)]
+
+
+def test_api_pages_the_classes(acme_api, seen, django_assert_max_num_queries):
+    first = acme_api.get("/api/v1/failures", {"limit": "1"}).json()
+    assert first["count"] == 2
+    assert [row["failure_slug"] for row in first["results"]] == ["optimizer-state-oom"]
+    assert first["results"][0]["recent"][0]["id"] == str(seen["oom-today"].id)
+    assert "offset=1" in first["next"]
+    second = acme_api.get(first["next"]).json()
+    assert [row["failure_slug"] for row in second["results"]] == ["nccl-timeout"]
+    assert second["next"] is None
+    assert acme_api.get("/api/v1/failures", {"offset": "2"}).json()["results"] == []
+    # A page: the count, its classes' figures and their latest diagnoses, whatever the history.
+    with django_assert_max_num_queries(8):
+        acme_api.get("/api/v1/failures", {"limit": "1"})
 
 
 def test_api_needs_a_caller_and_the_read_scope(api, acme, alice, seen):

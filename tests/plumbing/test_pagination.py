@@ -19,6 +19,10 @@ LIMIT_OFFSET = [
     "/api/v1/organization/masking-rules",
     "/api/v1/tokens",
     "/api/v1/encyclopedia/",
+    "/api/v1/failures",
+    "/api/v1/webhooks",
+    "/api/v1/email-alerts",
+    "/api/v1/evaluation/requests",
 ]
 HISTORY = "/api/v1/diagnoses"
 
@@ -42,7 +46,8 @@ def catalogue(db: Any) -> None:
 
 
 @pytest.fixture
-def owner_api(acme: Any, alice: Any) -> APIClient:
+def owner_api(acme_scale: Any, alice: Any) -> APIClient:
+    # On Scale: the alerts' lists answer only there.
     client = APIClient()
     client.force_login(alice)
     return client
@@ -99,3 +104,39 @@ def test_bad_history_parameters_are_a_400_problem(
 def test_history_page_size_is_capped(acme_api: Any) -> None:
     response = acme_api.get(HISTORY, {"page_size": "5000"})
     assert response.status_code == 200
+
+
+def test_no_list_in_the_schema_answers_a_bare_array(api: Any) -> None:
+    """Every list is an object with `results` (and `next`): a bare array could only be unpaged."""
+    document = api.get("/api/v1/schema", {"format": "json"}).json()
+    schemas = document["components"]["schemas"]
+    bare = []
+    for path, item in document["paths"].items():
+        ok = item.get("get", {}).get("responses", {}).get("200", {})
+        schema = ok.get("content", {}).get("application/json", {}).get("schema", {})
+        if "$ref" in schema:
+            schema = schemas[schema["$ref"].rsplit("/", 1)[-1]]
+        if schema.get("type") == "array":
+            bare.append(path)
+        elif schema.get("type") == "object" and "results" in schema.get("properties", {}):
+            assert "next" in schema["properties"], path
+    assert bare == []
+
+
+def test_an_empty_cursor_is_the_first_page(acme_api: Any) -> None:
+    assert acme_api.get(HISTORY, {"cursor": ""}).status_code == 200
+
+
+def test_the_schema_gives_the_ranges_the_parameters_are_held_to(api: Any) -> None:
+    paths = api.get("/api/v1/schema", {"format": "json"}).json()["paths"]
+    ranges = {
+        (path, p["name"]): (p["schema"].get("minimum"), p["schema"].get("maximum"))
+        for path in ("/api/v1/encyclopedia/", "/api/v1/diagnoses")
+        for p in paths[path]["get"].get("parameters", [])
+        if p["name"] in ("limit", "offset", "page_size")
+    }
+    assert ranges == {
+        ("/api/v1/encyclopedia/", "limit"): (1, 2**31 - 1),
+        ("/api/v1/encyclopedia/", "offset"): (0, 2**31 - 1),
+        ("/api/v1/diagnoses", "page_size"): (1, 2**31 - 1),
+    }

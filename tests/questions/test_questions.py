@@ -67,8 +67,22 @@ def test_an_answer_quotes_the_sections_it_used_with_links(catalogue, acme_scale,
     assert "SGD" in body["answer"]
     assert QuotaUsage.objects.count() == usage_before  # no quota
 
-    thread = client.get(_url(diagnosis)).json()
+    thread = client.get(_url(diagnosis)).json()["results"]
     assert [q["question"] for q in thread] == ["Why did this config work with SGD?"]
+
+
+def test_a_question_keeps_its_lines_and_loses_hidden_characters(catalogue, acme_scale, alice):
+    diagnosis = _done(acme_scale)
+    client = _client(alice)
+    asked = client.post(
+        _url(diagnosis), {"question": "Why\u202e SGD?\r\nAnd Adam?\x07"}, format="json"
+    )
+    assert asked.status_code == 201, asked.content
+    assert asked.json()["question"] == "Why SGD?\nAnd Adam?"
+
+    nothing = client.post(_url(diagnosis), {"question": "\u200b\u2066"}, format="json")
+    assert nothing.status_code == 400
+    assert nothing["Content-Type"] == "application/problem+json"
 
 
 def test_it_says_plainly_when_nothing_is_known(catalogue, acme_scale, alice):
