@@ -142,7 +142,7 @@ def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: Payload) -> bool:
 
 
 # The organisation of a diagnosis, when the caller of enqueue_alerts does not know it.
-_UNKNOWN: Any = object()  # a sentinel, accepted where an organisation id is expected
+_UNKNOWN = uuid.UUID(int=0)  # a sentinel, compared by identity; no organisation has it
 
 
 def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:

@@ -6,8 +6,6 @@ used code from an expired one without parsing English.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import status
 
 from plumbing.problems import ApplicationError
@@ -20,7 +18,7 @@ class BillingError(ApplicationError):
         self,
         detail: str,
         *,
-        extra: dict[str, Any] | None = None,  # as ProblemError's: read back by key, nested
+        extra: dict[str, object] | None = None,  # as ProblemError's
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail, extra={"error": self.error, **(extra or {})}, headers=headers)

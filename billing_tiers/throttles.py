@@ -6,9 +6,10 @@ the same counts; the address is counted by its keyed hash, never written to the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from django.conf import settings
+from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
@@ -47,9 +48,10 @@ class RedeemPerAddressThrottle(SimpleRateThrottle):
 REDEEM_THROTTLES = (RedeemPerUserThrottle, RedeemPerAddressThrottle)
 
 
-# a page's HttpRequest handed to DRF's throttles, which read only what it shares with a Request
-def redeem_attempt_wait(request: Any) -> float | None:
+def redeem_attempt_wait(page_request: HttpRequest) -> float | None:
     """For the page: counts an attempt and returns None, or the seconds to wait when refused."""
+    # DRF's throttles read only what a page's HttpRequest shares with a Request (user, META)
+    request = cast(Request, page_request)
     waits, view = [], APIView()
     for throttle_class in REDEEM_THROTTLES:
         throttle = throttle_class()

@@ -17,6 +17,11 @@ import redis
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 
+def _unstubbed(cache: object) -> Any:  # Django's private helpers are not in its type stubs
+    """The cache object, read loosely by name: what follows uses Django's private helpers."""
+    return cache
+
+
 class _SharedClientCacheClient(RedisCacheClient):
     # Django's constructor's arguments, passed on unchanged
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -24,7 +29,7 @@ class _SharedClientCacheClient(RedisCacheClient):
         self._clients: dict[int, redis.Redis] = {}
 
     def get_client(self, key: object = None, *, write: bool = False) -> redis.Redis:
-        django: Any = self  # the private helpers below are Django's, not in its type stubs
+        django = _unstubbed(self)  # the private helpers below
         index = django._get_connection_pool_index(write)
         client = self._clients.get(index)
         if client is None:
@@ -44,7 +49,7 @@ class _SharedClientCacheClient(RedisCacheClient):
         if timeout == 0:
             self.delete_many(list(data))
             return
-        django: Any = self  # its serializer, as above
+        django = _unstubbed(self)  # its serializer
         pipeline = self.get_client(write=True).pipeline(transaction=False)
         for key, value in data.items():
             pipeline.set(key, django._serializer.dumps(value), ex=timeout)
@@ -59,6 +64,6 @@ class SharedClientRedisCache(RedisCache):
     def redis_client(self) -> redis.Redis:
         """The shared client of the writing pool, for what Django's cache has no method for
         (plumbing/ratelimit.py's script); keys still go through `make_key`."""
-        django: Any = self  # Django's private attribute, not in its type stubs
+        django = _unstubbed(self)  # its private attribute
         client: redis.Redis = django._cache.get_client(write=True)
         return client

@@ -8,7 +8,8 @@ and `page_size` above the maximum are capped to it, as DRF documents `max_limit`
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Model, QuerySet
@@ -19,6 +20,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
+
+# DRF's OpenAPI parameter objects: nested dicts edited in place by key
+Parameters: TypeAlias = list[dict[str, Any]]
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
@@ -62,9 +66,9 @@ class LimitOffsetPagination(pagination.LimitOffsetPagination):
     def get_offset(self, request: Request) -> int:
         return query_int(request, self.offset_query_param, default=0, minimum=0, maximum=MAX_OFFSET)
 
-    # DRF's: a list of OpenAPI parameter objects, given the ranges the methods above accept
-    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
-        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+    # DRF's parameters, given the ranges the methods above accept
+    def get_schema_operation_parameters(self, view: APIView) -> Parameters:
+        parameters: Parameters = super().get_schema_operation_parameters(view)
         return _ranged(parameters, {self.limit_query_param: 1, self.offset_query_param: 0})
 
 
@@ -79,8 +83,8 @@ class CursorPagination(pagination.CursorPagination):
         )
         return min(size, self.max_page_size)
 
-    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
-        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+    def get_schema_operation_parameters(self, view: APIView) -> Parameters:
+        parameters: Parameters = super().get_schema_operation_parameters(view)
         return _ranged(parameters, {"page_size": 1})
 
     def paginate_queryset(
@@ -113,13 +117,13 @@ class Sliceable(Protocol):
 
     def count(self) -> int: ...
 
-    def __getitem__(self, page: slice) -> list[Any]: ...
+    def __getitem__(self, page: slice) -> Sequence[object]: ...
 
 
 def paged_response(
     view: APIView,
     request: Request,
-    rows: QuerySet[Any] | Sliceable,
+    rows: QuerySet[Any] | Sliceable,  # rows of any model
     serializer: type[BaseSerializer[Any]],  # of any rows: Serializer is invariant
 ) -> Response:
     """One page of `rows` by `limit` and `offset`, as every plain list of the API answers it:
@@ -130,7 +134,7 @@ def paged_response(
     return paginator.get_paginated_response(serializer(page, many=True).data)
 
 
-def _ranged(parameters: list[dict[str, Any]], minimum: dict[str, int]) -> list[dict[str, Any]]:
+def _ranged(parameters: Parameters, minimum: dict[str, int]) -> Parameters:
     """DRF's parameters with the range query_int holds them to, so that the schema says what a
     400 is (an integer below the minimum or past 2^31 - 1; above the maximum page, capped)."""
     for parameter in parameters:

@@ -18,10 +18,10 @@ class JSONParser(parsers.JSONParser):
     # DRF's signature: the parsed document is any JSON value, the context DRF's own dict
     def parse(
         self,
-        stream: IO[Any],
+        stream: IO[Any],  # as DRF declares it
         media_type: str | None = None,
-        parser_context: Mapping[str, Any] | None = None,
-    ) -> Any:
+        parser_context: Mapping[str, Any] | None = None,  # as above
+    ) -> Any:  # any JSON value
         try:
             return super().parse(stream, media_type, parser_context)
         except RecursionError:

@@ -304,8 +304,7 @@ def as_json(value: DiagnosisResult | SearchMatch) -> dict[str, Any]:  # see belo
     """JSON-ready builtins; unset fields are left out."""
     # Not JSONValue: the apps read the result back by its known shape (result["failure"]
     # ["slug"]), which a JSON union would make a cast at every step.
-    data: dict[str, Any] = msgspec.to_builtins(value)
-    return data
+    return msgspec.to_builtins(value)
 
 
 def result_from_json(data: object) -> DiagnosisResult:
