@@ -82,7 +82,34 @@ def test_a_result_stored_before_the_type_reads_back_and_writes_the_same_json():
         verification_command="python train.py --steps 1",
         verification_expect="step 1",
     )
-    assert as_json(result) == {**STORED_BEFORE, "masking": {}}
+    # the words of its confidence, which it lacked, come from its figure
+    worded = {
+        **STORED_BEFORE["failure"],
+        "confidence_level": "certain",
+        "confidence_words": "certain",
+    }
+    assert as_json(result) == {**STORED_BEFORE, "failure": worded, "masking": {}}
+
+
+def test_a_low_figure_stored_without_words_reads_back_as_possible_with_what_to_confirm():
+    failure = {**STORED_BEFORE["failure"], "confidence": 0.41}
+    result = result_from_json({**STORED_BEFORE, "failure": failure})
+
+    assert result.failure is not None
+    assert result.failure.confidence_level == "possible"
+    assert result.failure.confidence_words == "possible — confirm with what is missing (below)"
+
+
+def test_stored_words_are_read_as_they_were_stored():
+    failure = {
+        **STORED_BEFORE["failure"],
+        "confidence": 0.41,
+        "confidence_level": "possible",
+        "confidence_words": "possible — confirm with this check: print the shapes",
+    }
+    result = result_from_json({**STORED_BEFORE, "failure": failure})
+
+    assert as_json(result)["failure"] == failure
 
 
 def test_keys_it_does_not_know_are_ignored():
