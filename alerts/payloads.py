@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
+from rootcause.confidence import stated
 from rootcause.result import as_json
 
 EVENT_DIAGNOSIS_DONE = "diagnosis.done"
@@ -71,8 +72,9 @@ def slack_message(payload: Payload) -> Payload:
     heading = f"*<{link}|{_slack_escaped(what)}>*"
     if failure.get("category"):
         heading += f" · {_slack_escaped(str(failure['category']))}"
-    if failure.get("confidence") is not None:
-        heading += f" · confidence {float(failure['confidence']):.2f}"
+    said = _confidence(failure)
+    if said:
+        heading += f" · confidence {_slack_escaped(said)}"
     blocks = [_slack_section(heading)]
     if cause:
         blocks.append(_slack_section(_slack_escaped(cause)))
@@ -83,7 +85,16 @@ def slack_message(payload: Payload) -> Payload:
                 "elements": [{"type": "mrkdwn", "text": f"Rank {rank} failed first."}],
             }
         )
-    return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
+    said = f" (confidence {_slack_escaped(said)})" if said else ""
+    return {"text": f"rootcause: {what}{said}{where}: {cause} <{link}>", "blocks": blocks}
+
+
+def _confidence(failure: Payload) -> str:
+    """The figure and its words (rootcause.confidence.stated), "" without a figure; a payload
+    stored before the words existed is worded from its figure."""
+    if failure.get("confidence") is None:
+        return ""
+    return stated(float(failure["confidence"]), failure.get("confidence_words"))
 
 
 def _slack_section(text: str) -> dict[str, object]:
@@ -102,11 +113,9 @@ def email_text(payload: Payload) -> tuple[str, str]:
         )
     failure = data.get("failure") or {}
     title = failure.get("title") or "No known failure matched"
-    lines = [title]
-    if failure.get("category") or failure.get("confidence") is not None:
-        lines[0] += (
-            f" ({failure.get('category', '')}, confidence {failure.get('confidence', 0):.2f})"
-        )
+    lines = [title + (f" ({failure['category']})" if failure.get("category") else "")]
+    if _confidence(failure):
+        lines += [f"Confidence: {_confidence(failure)}"]
     if data.get("root_cause"):
         lines += ["", f"Root cause: {data['root_cause']}"]
     if data.get("initiating_rank") is not None:
