@@ -31,7 +31,7 @@ from rootcause.engine import get_engine
 from rootcause.engine.calibration import Calibration, using
 from rootcause.hangs import analyse, members, read_bundle
 from rootcause.hangs.report import result_for
-from rootcause.result import Failure, failure_of
+from rootcause.result import DiagnosisResult, Failure, failure_of
 
 LOGS = Path(__file__).resolve().parents[1] / "logs"
 BUNDLES = Path(__file__).parent / "hang_bundles"
@@ -97,6 +97,12 @@ def test_failure_of_writes_level_and_words_into_the_result_type():
 # -- the engine writes the words
 
 
+def _words(result: DiagnosisResult) -> str:
+    assert result.failure is not None
+    assert isinstance(result.failure.confidence_words, str)
+    return result.failure.confidence_words
+
+
 def test_a_low_confidence_diagnosis_says_the_entrys_first_check_in_its_words():
     with using(LOW):
         result = get_engine().diagnose([OOM_LINE])
@@ -104,8 +110,8 @@ def test_a_low_confidence_diagnosis_says_the_entrys_first_check_in_its_words():
     assert result.failure is not None
     assert result.failure.confidence_level == "possible"
     first_check = CHECKLIST[result.failure.slug][0].rstrip(".")
-    assert result.failure.confidence_words.startswith("possible — confirm with this check: ")
-    assert first_check in result.failure.confidence_words
+    assert _words(result).startswith("possible — confirm with this check: ")
+    assert first_check in _words(result)
 
 
 def test_a_certain_diagnosis_says_certain():
@@ -126,7 +132,7 @@ def test_a_rank_only_the_launcher_reported_is_confirmed_by_that_ranks_own_output
 
     assert result.failure is not None
     assert result.initiating_rank == 1
-    assert result.failure.confidence_words.startswith(
+    assert _words(result).startswith(
         "possible — confirm with rank 1's own output: its traceback or last lines"
     )
 
@@ -139,7 +145,7 @@ def test_a_class_proposed_by_likeness_is_confirmed_by_the_full_traceback():
 
     assert result.failure is not None
     assert "resembles" in (result.root_cause or "")
-    assert result.failure.confidence_words.startswith(
+    assert _words(result).startswith(
         "possible — confirm with the full traceback of the failing process (no fingerprint "
         "matched: line "
     )
