@@ -193,6 +193,8 @@ def _rewrite_launch(
     m = _catalogue_launch(command)
     if m is not None and log is not None:
         head, log_args = log
+        if launch is not None and launch.launcher:
+            head = _with_launcher_flags(head, launch.launcher, m)
         args = _merge_args(log_args, m.group("args"))
         command = command[: m.start()] + f"{head} {args}".rstrip() + command[m.end() :]
     if "train.py" in _written(command) or not _GENERIC_SCRIPT_RE.search(command):
@@ -200,6 +202,29 @@ def _rewrite_launch(
     script = launch.script if launch is not None and launch.script else None
     name = script or notes.placeholder(SCRIPT, "your training script (the log does not name it)")
     return _GENERIC_SCRIPT_RE.sub(lambda _: name, command)
+
+
+_FLAG_RE = re.compile(r"--?(?P<name>[\w.-]+)(?:[= ](?!-)[^\s;|&]+)?")
+# the process count is the log's (or the assumed one), never the catalogue's example
+_COUNT_FLAGS = frozenset({"nproc_per_node", "nproc-per-node", "num_gpus", "num_processes"})
+
+
+def _with_launcher_flags(head: str, launcher: str, m: re.Match[str]) -> str:
+    """The log's launch with the catalogue's launcher flags it lacks (torchrun's `--tee 3
+    --log-dir …` that the verification reads back), when both use the same launcher."""
+    generic = m.group("launch")[: m.start("script") - m.start("launch")]
+    if not generic.startswith(launcher + " "):
+        return head
+    have = {f.group("name") for f in _FLAG_RE.finditer(head)}
+    extra = [
+        f.group(0)
+        for f in _FLAG_RE.finditer(generic[len(launcher) :])
+        if f.group("name") not in have and f.group("name") not in _COUNT_FLAGS
+    ]
+    if not extra:
+        return head
+    before, _, script = head.rpartition(" ")
+    return f"{before} {' '.join(extra)} {script}"
 
 
 def _own_modules(command: str, launch: Launch | None, notes: _Notes) -> str:

@@ -291,3 +291,22 @@ def test_a_library_import_is_left_runnable():
 
     assert text == ENTRIES["kv-cache-insufficient"].verification.command
     assert "from vllm import" in text
+
+
+def test_the_catalogues_launcher_flags_join_the_logs_own_launch_of_the_same_launcher():
+    # the verification reads back the per-rank files torchrun writes with --tee and --log-dir
+    text = verification_command(
+        ENTRIES["elastic-child-failed"].verification.command,
+        launch=SAMPLE_LAUNCHES["torchrun line"],
+    )
+
+    assert text.startswith(
+        "torchrun --nproc_per_node=4 --log-dir /tmp/torchrun_logs --redirects 3 --tee 3 "
+        "finetune.py --per_device_train_batch_size 16 --output_dir out;"
+    )
+    # another launcher does not take torchrun's flags
+    other = verification_command(
+        ENTRIES["elastic-child-failed"].verification.command,
+        launch=SAMPLE_LAUNCHES["deepspeed line"],
+    )
+    assert other.startswith("deepspeed --num_gpus=8 sft.py --deepspeed ds_z2.json;")
