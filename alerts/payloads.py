@@ -10,6 +10,7 @@ from django.utils import timezone
 from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
 from plumbing.links import absolute_url
+from rootcause.confidence import stated
 from rootcause.hangs import parse_ranks
 from rootcause.result import RankRow, as_json, rank_sentence
 
@@ -116,8 +117,9 @@ def slack_message(payload: Payload) -> Payload:
     heading = f"*<{link}|{_slack_escaped(what)}>*"
     if failure.get("category"):
         heading += f" · {_slack_escaped(str(failure['category']))}"
-    if failure.get("confidence") is not None:
-        heading += f" · confidence {float(failure['confidence']):.2f}"
+    said = _confidence(failure)
+    if said:
+        heading += f" · confidence {_slack_escaped(said)}"
     blocks = [_slack_section(heading)]
     if cause:
         blocks.append(_slack_section(_slack_escaped(cause)))
@@ -128,7 +130,16 @@ def slack_message(payload: Payload) -> Payload:
     hang = hang_lines(data)
     if hang:
         blocks.append(_slack_section(_slack_escaped("\n".join(hang))))
-    return {"text": f"rootcause: {what}{where}: {cause} <{link}>", "blocks": blocks}
+    said = f" (confidence {_slack_escaped(said)})" if said else ""
+    return {"text": f"rootcause: {what}{said}{where}: {cause} <{link}>", "blocks": blocks}
+
+
+def _confidence(failure: Payload) -> str:
+    """The figure and its words (rootcause.confidence.stated), "" without a figure; a payload
+    stored before the words existed is worded from its figure."""
+    if failure.get("confidence") is None:
+        return ""
+    return stated(float(failure["confidence"]), failure.get("confidence_words"))
 
 
 def _slack_section(text: str) -> dict[str, object]:
@@ -147,11 +158,9 @@ def email_text(payload: Payload) -> tuple[str, str]:
         )
     failure = data.get("failure") or {}
     title = failure.get("title") or "No known failure matched"
-    lines = [title]
-    if failure.get("category") or failure.get("confidence") is not None:
-        lines[0] += (
-            f" ({failure.get('category', '')}, confidence {failure.get('confidence', 0):.2f})"
-        )
+    lines = [title + (f" ({failure['category']})" if failure.get("category") else "")]
+    if _confidence(failure):
+        lines += [f"Confidence: {_confidence(failure)}"]
     if data.get("root_cause"):
         lines += ["", f"Root cause: {data['root_cause']}"]
     if ranks := _rank_words(data):

@@ -2,17 +2,21 @@
 
 A catalogue command is written for a generic run (`torchrun --nproc_per_node=8 train.py`,
 `python train.py --per_device_train_batch_size 4`). What the log shows of its own launch
-(rootcause.result.Launch: the launcher and its flags, the script, the micro-batch and world
-sizes) replaces that part; what it does not show becomes a `<PLACEHOLDER>`, named in a comment
-line under the command. An OOM's memory figures say how far to cut the micro-batch. A
-verification command that imports names the log does not show (`from train import
-build_model`) is marked as a template, its module a placeholder.
+(rootcause.result.Launch: the launcher and its flags — srun, mpirun and horovodrun wrappers
+included —, the script, the micro-batch and world sizes) replaces that part; what it does not show
+becomes a `<PLACEHOLDER>`, named in a comment line. An OOM's memory figures say how far to cut the
+micro-batch, and the gradient accumulation keeps the effective batch. An import of names the log
+does not show (`from train import build_model`) gets a placeholder module; a verification command
+with any placeholder starts with `# TEMPLATE — fill in …`, so that what is printed without one
+runs as it is. Scripts a command writes itself (`cat > /tmp/nccl_smoke.py`) are kept.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
+from dataclasses import dataclass, field
 
 from rootcause.result import EvidenceLine, Launch
 
@@ -23,14 +27,23 @@ _LAUNCH_RE = re.compile(
     # the script's arguments, up to a redirection, a pipe or the next command
     r"(?P<args>(?:\s+(?!\d*>|&&|\|\||;|\|)[^\s;|&>]+)*)"
 )
-_IMPORT_RE = re.compile(r"\bfrom (?P<module>[A-Za-z_][\w.]*) import (?P<names>[\w, ]+)")
-# modules a verification may import: the standard library and the usual packages
-_KNOWN_MODULES = re.compile(
-    r"^(?:torch|os|sys|json|time|datetime|math|psutil|numpy|transformers|deepspeed|accelerate|"
-    r"bitsandbytes|safetensors|subprocess|pathlib|collections|gc|re|socket|shutil)(?:\.|$)"
+_ARGS_RE = re.compile(r"(?:\s+(?!\d*>|&&|\|\||;|\|)[^\s;|&>]+)*")
+# a script the command writes itself (a heredoc, a redirection, tee): not the user's
+_WRITTEN_RE = re.compile(r"(?:>|\btee(?: -a)?)\s*(?P<path>[\w./-]+\.py)\b")
+# the catalogue's name for the user's script, wherever a command names it (pgrep -f train.py)
+_GENERIC_SCRIPT_RE = re.compile(r"(?<![\w./<-])train\.py\b")
+_IMPORT_RE = re.compile(
+    r"\bfrom (?P<module>[A-Za-z_][\w.]*) import (?P<names>\w+(?:(?: as \w+)?, *\w+)*)"
 )
+# modules a command may import: the standard library and the libraries of the catalogue's stacks
+_LIBRARIES = frozenset((
+    "torch", "torchvision", "torchaudio", "numpy", "psutil", "transformers", "datasets",
+    "tokenizers", "peft", "accelerate", "deepspeed", "bitsandbytes", "safetensors", "vllm",
+    "lightning", "pytorch_lightning", "tensorflow", "jax", "flax", "apex", "flash_attn",
+    "xformers", "triton", "megatron", "pynvml",
+))  # fmt: skip
 _BATCH_FLAG_RE = re.compile(
-    r"(?P<flag>--(?:per_device_train_batch_size|train_batch_size|micro_batch_size|"
+    r"(?P<flag>--(?:\w+\.)*(?:per_device_train_batch_size|train_batch_size|micro_batch_size|"
     r"batch[_-]size|bs))(?P<sep>[= ])(?P<value>\d{1,6}|<[A-Z_]+>)"
 )
 _ACCUM_FLAG_RE = re.compile(
@@ -54,11 +67,36 @@ _UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 OOM_CLASSES = frozenset(
     {"activation-oom", "eval-memory-growth", "allocator-fragmentation", "optimizer-state-oom"}
 )
+# A launcher's process-count flag, and its value when the log does not show the count (torchrun's
+# "gpu": one process per GPU; deepspeed and accelerate use every GPU without the flag).
 _LAUNCHER_FLAGS = {
-    "torchrun": "--nproc_per_node={n}",
-    "deepspeed": "--num_gpus={n}",
-    "accelerate launch": "--num_processes={n}",
+    "torchrun": ("--nproc_per_node={n}", "gpu"),
+    "deepspeed": ("--num_gpus={n}", None),
+    "accelerate launch": ("--num_processes={n}", None),
 }
+SCRIPT, MODULE, MICRO_BATCH = "<SCRIPT.py>", "<MODULE>", "<MICRO_BATCH>"
+
+
+@dataclass
+class _Notes:
+    """What the written command leaves to the reader: placeholders to fill, defaults assumed."""
+
+    placeholders: dict[str, str] = field(default_factory=dict)
+    assumed: list[str] = field(default_factory=list)
+
+    def placeholder(self, name: str, meaning: str) -> str:
+        self.placeholders.setdefault(name, meaning)
+        return name
+
+    def text(self) -> str:
+        out = ""
+        if self.placeholders:
+            out += "\n# placeholders: " + "; ".join(
+                f"{k} = {v}" for k, v in self.placeholders.items()
+            )
+        if self.assumed:
+            out += "\n# assumed: " + "; ".join(self.assumed)
+        return out
 
 
 def _bytes(value: str, unit: str) -> float:
@@ -92,24 +130,41 @@ def cut_batch(batch: int, figures: tuple[float, float, float] | None) -> int:
     return max(1, min(batch - 1, fits))
 
 
-def _launch_of_log(launch: Launch, placeholders: dict[str, str]) -> tuple[str, str]:
-    """(launcher + flags + script, the script's own arguments) as the log shows them."""
-    if launch.command:
-        m = _LAUNCH_RE.search(launch.command)
-        if m:
-            return m.group("launch"), m.group("args").strip()
+def _written(command: str) -> set[str]:
+    return {m.group("path") for m in _WRITTEN_RE.finditer(command)}
+
+
+def _catalogue_launch(command: str) -> re.Match[str] | None:
+    """The catalogue command's launch of the user's script (not of a script it writes)."""
+    written = _written(command)
+    return next((m for m in _LAUNCH_RE.finditer(command) if m["script"] not in written), None)
+
+
+def _log_launch(launch: Launch | None, notes: _Notes) -> tuple[str, str] | None:
+    """(the launcher, its flags and the script; the script's own arguments) as the log shows
+    them; None when the log shows neither a launcher nor a script."""
+    if launch is None or not (launch.launcher or launch.script):
+        return None
+    command, script = launch.command, launch.script
+    if command and script and script in command:
+        end = command.index(script) + len(script)
+        args = _ARGS_RE.match(command, end)
+        return command[:end], args.group(0).strip() if args else ""
+    script = script or notes.placeholder(SCRIPT, "your training script (the log does not name it)")
+    if launch.launcher is None:
+        notes.assumed.append("python runs the script (the log shows no launch command)")
     launcher = launch.launcher or "python"
-    script = launch.script
-    if script is None:
-        script = "<SCRIPT.py>"
-        placeholders["<SCRIPT.py>"] = "your training script (the log does not name it)"
-    flag = _LAUNCHER_FLAGS.get(launcher)
+    flag, default = _LAUNCHER_FLAGS.get(launcher, (None, None))
     if flag is None:
         return f"{launcher} {script}", ""
     if launch.world_size:
         return f"{launcher} {flag.format(n=launch.world_size)} {script}", ""
-    placeholders["<NPROC>"] = "processes per node (the log does not show it)"
-    return f"{launcher} {flag.format(n='<NPROC>')} {script}", ""
+    notes.assumed.append(
+        f"{launcher} uses every GPU of the machine (the log does not show how many)"
+    )
+    if default is None:
+        return f"{launcher} {script}", ""
+    return f"{launcher} {flag.format(n=default)} {script}", ""
 
 
 def _merge_args(log_args: str, catalogue_args: str) -> str:
@@ -130,85 +185,130 @@ def _merge_args(log_args: str, catalogue_args: str) -> str:
     return out
 
 
+def _rewrite_launch(
+    command: str, launch: Launch | None, log: tuple[str, str] | None, notes: _Notes
+) -> str:
+    """The command with the log's launch (`log`, see _log_launch) in place of the catalogue's,
+    and the user's script named as the log names it, or a placeholder."""
+    m = _catalogue_launch(command)
+    if m is not None and log is not None:
+        head, log_args = log
+        if launch is not None and launch.launcher:
+            head = _with_launcher_flags(head, launch.launcher, m)
+        args = _merge_args(log_args, m.group("args"))
+        command = command[: m.start()] + f"{head} {args}".rstrip() + command[m.end() :]
+    if "train.py" in _written(command) or not _GENERIC_SCRIPT_RE.search(command):
+        return command
+    script = launch.script if launch is not None and launch.script else None
+    name = script or notes.placeholder(SCRIPT, "your training script (the log does not name it)")
+    return _GENERIC_SCRIPT_RE.sub(lambda _: name, command)
+
+
+_FLAG_RE = re.compile(r"--?(?P<name>[\w.-]+)(?:[= ](?!-)[^\s;|&]+)?")
+# the process count is the log's (or the assumed one), never the catalogue's example
+_COUNT_FLAGS = frozenset({"nproc_per_node", "nproc-per-node", "num_gpus", "num_processes"})
+
+
+def _with_launcher_flags(head: str, launcher: str, m: re.Match[str]) -> str:
+    """The log's launch with the catalogue's launcher flags it lacks (torchrun's `--tee 3
+    --log-dir …` that the verification reads back), when both use the same launcher."""
+    generic = m.group("launch")[: m.start("script") - m.start("launch")]
+    if not generic.startswith(launcher + " "):
+        return head
+    have = {f.group("name") for f in _FLAG_RE.finditer(head)}
+    extra = [
+        f.group(0)
+        for f in _FLAG_RE.finditer(generic[len(launcher) :])
+        if f.group("name") not in have and f.group("name") not in _COUNT_FLAGS
+    ]
+    if not extra:
+        return head
+    before, _, script = head.rpartition(" ")
+    return f"{before} {' '.join(extra)} {script}"
+
+
+def _own_modules(command: str, launch: Launch | None, notes: _Notes) -> str:
+    """Imports from modules that are neither the standard library nor a known library are the
+    user's own code, which the log does not show: their module becomes a placeholder."""
+    own = [m for m in _IMPORT_RE.finditer(command) if not _is_library(m.group("module"))]
+    if not own:
+        return command
+    names = sorted({n.split(" as ")[0].strip() for m in own for n in m.group("names").split(",")})
+    where = f"the module of {launch.script}" if launch and launch.script else "your training code"
+    notes.placeholder(
+        MODULE,
+        f"{where} that defines {', '.join(names)} (the log does not show them; write them if "
+        "your code has none)",
+    )
+    for m in reversed(own):
+        command = command[: m.start("module")] + MODULE + command[m.end("module") :]
+    return command
+
+
+def _is_library(module: str) -> bool:
+    top = module.split(".")[0]
+    return top in _LIBRARIES or top in sys.stdlib_module_names
+
+
 def _set_batch(
     command: str,
     slug: str,
     launch: Launch | None,
     evidence: list[EvidenceLine],
-    placeholders: dict[str, str],
+    notes: _Notes,
 ) -> str:
     if slug not in OOM_CLASSES:
         return command
     m = _BATCH_FLAG_RE.search(command)
-    batch = launch.batch_size if launch is not None else None
-    if batch is None and m and m.group("value").isdigit() and launch and launch.command:
-        batch = int(m.group("value")) if m.group("value") in launch.command else None
     if m is None:
         return command
+    batch = launch.batch_size if launch is not None else None
     if batch is None:
-        placeholders["<MICRO_BATCH>"] = (
-            "a micro-batch below the one that ran out of memory (the log does not show it)"
+        notes.placeholder(
+            MICRO_BATCH,
+            "a micro-batch below the one that ran out of memory (the log does not show it)",
         )
-        return command[: m.start("value")] + "<MICRO_BATCH>" + command[m.end("value") :]
+        return command[: m.start("value")] + MICRO_BATCH + command[m.end("value") :]
     new = cut_batch(batch, oom_figures(evidence))
     command = command[: m.start("value")] + str(new) + command[m.end("value") :]
     accum = _ACCUM_FLAG_RE.search(command)
     if accum:
-        # the same effective batch: the cut is made up with accumulation
-        steps = max(int(accum.group("value")), math.ceil(batch / new))
+        # the same effective batch: the cut is made up with accumulation over the log's own
+        shown = _ACCUM_FLAG_RE.search(launch.command or "") if launch is not None else None
+        steps = math.ceil((int(shown.group("value")) if shown else 1) * batch / new)
         command = command[: accum.start("value")] + str(steps) + command[accum.end("value") :]
     return command
-
-
-def _notes(placeholders: dict[str, str]) -> str:
-    if not placeholders:
-        return ""
-    return "\n# placeholders: " + "; ".join(f"{k} = {v}" for k, v in placeholders.items())
 
 
 def fix_command(
     command: str, *, slug: str, launch: Launch | None, evidence: list[EvidenceLine]
 ) -> str:
     """The catalogue's fix command with the log's own launch in place of the generic one."""
-    if not command or launch is None or not (launch.launcher or launch.script):
+    if not command:
         return command
-    placeholders: dict[str, str] = {}
-    m = _LAUNCH_RE.search(command)
-    log_launch, log_args = _launch_of_log(launch, placeholders)
-    if m is None:
-        rerun = f"{log_launch} {log_args}".strip()
-        return f"{command}\n# then rerun as the log launched it:\n{rerun}{_notes(placeholders)}"
-    args = _merge_args(log_args, m.group("args"))
-    written = command[: m.start()] + f"{log_launch} {args}".rstrip() + command[m.end() :]
-    written = _set_batch(written, slug, launch, evidence, placeholders)
-    return written + _notes(placeholders)
+    notes = _Notes()
+    log = _log_launch(launch, notes)
+    written = _own_modules(_rewrite_launch(command, launch, log, notes), launch, notes)
+    if _catalogue_launch(command) is not None:
+        written = _set_batch(written, slug, launch, evidence, notes)
+    elif log is not None:
+        rerun = f"{log[0]} {log[1]}".strip()
+        written = f"{written}\n# then rerun as the log launched it:\n{rerun}"
+    return written + notes.text()
 
 
 def verification_command(command: str, *, launch: Launch | None) -> str:
-    """The catalogue's verification command, runnable as printed, or marked as a template: an
-    import of names from the user's own code (which the log does not show) becomes a
-    placeholder module; a generic launch becomes the log's."""
+    """The catalogue's verification command, runnable as printed, or marked as a template with
+    what to fill in: the user's script when the log does not name it, the module of names from
+    the user's own code (which the log does not show); a generic launch becomes the log's."""
     if not command:
         return command
-    unknown = [
-        m for m in _IMPORT_RE.finditer(command) if not _KNOWN_MODULES.match(m.group("module"))
-    ]
-    if launch is not None and (launch.launcher or launch.script):
-        m = _LAUNCH_RE.search(command)
-        if m and not unknown:
-            placeholders: dict[str, str] = {}
-            log_launch, log_args = _launch_of_log(launch, placeholders)
-            args = _merge_args(log_args, m.group("args"))
-            command = command[: m.start()] + f"{log_launch} {args}".rstrip() + command[m.end() :]
-            command += _notes(placeholders)
-    if not unknown:
-        return command
-    names = ", ".join(sorted({n.strip() for m in unknown for n in m.group("names").split(",")}))
-    module = "<MODULE>"
-    for m in reversed(unknown):
-        command = command[: m.start("module")] + module + command[m.end("module") :]
-    where = f"the module of {launch.script}" if launch and launch.script else "your training code"
-    return (
-        f"# TEMPLATE — fill in {module}: {where} that defines {names} (the log does not show "
-        f"them; write them if your code has none)\n{command}"
-    )
+    notes = _Notes()
+    log = _log_launch(launch, notes) if _catalogue_launch(command) is not None else None
+    written = _own_modules(_rewrite_launch(command, launch, log, notes), launch, notes)
+    if notes.assumed:
+        written += "\n# assumed: " + "; ".join(notes.assumed)
+    if not notes.placeholders:
+        return written
+    fill = "; ".join(f"{k}: {v}" for k, v in notes.placeholders.items())
+    return f"# TEMPLATE — fill in {fill}\n{written}"

@@ -13,13 +13,14 @@ declared in the order the JSON has always listed them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from rootcause.catalogue import CATEGORIES
+from rootcause.confidence import Level, confidence_level, confidence_words
 
 Outcome = Literal["diagnosed", "no_match"]
 
@@ -31,7 +32,35 @@ class Failure:
     slug: Annotated[str, Meta(description="The catalogue entry; the public id of the class.")]
     title: str
     category: Annotated[str, Meta(extra_json_schema={"enum": list(CATEGORIES)})]
-    confidence: Annotated[float, Meta(ge=0, le=1)]
+    confidence: Annotated[
+        float, Meta(description="The measured probability that the diagnosis is right.", ge=0, le=1)
+    ]
+    confidence_level: Annotated[
+        Level | UnsetType,
+        Meta(description="certain (0.9 and above), likely (0.6 and above) or possible."),
+    ] = UNSET
+    confidence_words: Annotated[
+        str | UnsetType,
+        Meta(
+            description='The confidence in words a person acts on: "certain", "likely", or '
+            '"possible — confirm with …" naming what would decide it.'
+        ),
+    ] = UNSET
+
+
+def failure_of(
+    *, slug: str, title: str, category: str, confidence: float, confirm: str | None = None
+) -> Failure:
+    """A Failure with its confidence in words (rootcause.confidence); `confirm` is what would
+    decide it, said when the figure is below "likely"."""
+    return Failure(
+        slug=slug,
+        title=title,
+        category=category,
+        confidence=confidence,
+        confidence_level=confidence_level(confidence),
+        confidence_words=confidence_words(confidence, confirm),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -311,9 +340,15 @@ def result_from_json(data: object) -> DiagnosisResult:
     """A stored or received result, validated; msgspec.ValidationError names the bad field.
 
     Keys the result does not know are ignored, so JSON that carries more (the API's record
-    fields around the result) reads too.
+    fields around the result) reads too. A result stored before the confidence had its words
+    gets them from its figure.
     """
-    return msgspec.convert(data, type=DiagnosisResult)
+    result = msgspec.convert(data, type=DiagnosisResult)
+    f = result.failure
+    if f is None or isinstance(f.confidence_words, str):
+        return result
+    worded = failure_of(slug=f.slug, title=f.title, category=f.category, confidence=f.confidence)
+    return replace(result, failure=worded)
 
 
 def json_schema() -> dict[str, object]:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 # The line the scanner flags for `observe` (one Hyperscan pattern among the engine's markers).
 MARKER = (
     r"\.py\"?,? line \d+, in <module>|\.py FAILED|\bcmd = |sigkill_handler\] \[|"
-    r"\b(?:torchrun|deepspeed|accelerate launch|horovodrun|mpirun|python3?(?:\.\d+)?)\s"
+    r"\b(?:torchrun|deepspeed|accelerate launch|horovodrun|mpirun|srun|lightning run model|"
+    r"fabric run|python3?(?:\.\d+)?)\s"
     r"[^\n]{0,300}\.py\b|torch/distributed/(?:run|launch)\.py|accelerate/commands/launch\.py|"
     r"deepspeed/launcher|\[launch\.py:\d+:main\]|ChildFailedError|lightning/(?:pytorch/)?trainer/|"
     r"batch_size['\"]?\s{0,2}[:=]\s{0,2}\d|--nproc[_-]per[_-]node[= ]\d|--num_gpus[= ]\d|"
@@ -23,10 +24,12 @@ MARKER = (
 HEAD = 2000
 _SCRIPT = r"(?P<script>[\w./<>~-]{0,200}?[\w-]+\.py)\b"
 # A command line as typed: an optional env prefix, the launcher and its flags, the script, its
-# arguments (a shell prompt before it is dropped)
+# arguments (a shell prompt before it is dropped, and bash -x's "+ "); srun, mpirun and horovodrun
+# wrap the python command that runs the script, which stays part of the launch
 _COMMAND_RE = re.compile(
-    r"(?:^|[$#>]\s)(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S+\s+){0,6}"
-    r"(?P<launcher>torchrun|deepspeed|accelerate launch|horovodrun|mpirun|"
+    r"(?:^|[$#>+]\s)(?P<cmd>(?:[A-Z_][A-Z0-9_]*=\S+\s+){0,6}"
+    r"(?P<launcher>torchrun|deepspeed|accelerate launch|horovodrun|mpirun|srun|"
+    r"lightning run model|fabric run|"
     r"python3?(?:\.\d+)? -m torch\.distributed\.(?:run|launch)|python3?(?:\.\d+)?)"
     rf"\s(?:[^\n]{{0,300}}?\s)?{_SCRIPT}[^\n]{{0,600}})"
 )
@@ -35,8 +38,9 @@ _DS_CMD_RE = re.compile(
     rf"\bcmd = \S+ -u -m deepspeed\.launcher\.launch [^\n]*?\s{_SCRIPT}(?P<args>[^\n]{{0,600}})"
 )
 # DeepSpeed's launcher repeating a worker's command: ['/usr/bin/python', '-u', 'train.py', ...]
+# (a long list is cut: its last, partial argument is dropped)
 _DS_LIST_RE = re.compile(
-    rf"sigkill_handler\] \['[^']*', '-u', '{_SCRIPT}'(?P<args>[^\]]{{0,1200}})\]"
+    rf"sigkill_handler\] \['[^']*', '-u', '{_SCRIPT}'(?P<args>[^\]\n]{{0,1200}})(?P<end>\])?"
 )
 _SUMMARY_RE = re.compile(rf"^\s*{_SCRIPT} FAILED")
 _MODULE_FRAME_RE = re.compile(rf'File "{_SCRIPT}", line \d+, in <module>')
@@ -55,14 +59,17 @@ _LAUNCHER_HINTS = (
     ("torchrun", re.compile(r"torch/distributed/(?:run|launch)\.py|ChildFailedError")),
 )
 _BATCH_RE = re.compile(
-    r"--(?:per_device_train_batch_size|per-device-train-batch-size|train_batch_size|"
+    r"--(?:\w+\.)*(?:per_device_train_batch_size|per-device-train-batch-size|train_batch_size|"
     r"micro_batch_size|batch[_-]size|bs)[= ](?P<a>\d{1,6})\b|"
     r"\b(?:per_device_train_batch_size|train_micro_batch_size_per_gpu|micro_batch_size|"
     r"batch_size)['\"]?\s{0,2}[:=]\s{0,2}(?P<b>\d{1,6})\b"
 )
 _WORLD_RE = re.compile(
     r"--nproc[_-]per[_-]node[= ](?P<a>\d{1,5})\b|--num_gpus[= ](?P<b>\d{1,5})\b|"
-    r"\bworld_size['\"]?\s{0,2}[:=]\s{0,2}(?P<c>\d{1,5})\b|\s-np? (?P<d>\d{1,5})\b"
+    r"\bworld_size['\"]?\s{0,2}[:=]\s{0,2}(?P<c>\d{1,5})\b|\s-np? (?P<d>\d{1,5})\b|"
+    # Lightning's CLI (--trainer.devices 2), srun's tasks, accelerate's processes
+    r"--(?:trainer\.)?devices[= ](?P<e>\d{1,5})\b|--ntasks(?:-per-node)?[= ](?P<f>\d{1,5})\b|"
+    r"--num_processes[= ](?P<g>\d{1,5})\b"
 )
 
 
@@ -102,7 +109,10 @@ class RunFacts:
     def _command(self, head: str) -> None:
         m = _DS_CMD_RE.search(head) or _DS_LIST_RE.search(head)
         if m:
-            args = _DS_LOCAL_RANK_RE.sub("", m.group("args"))
+            args = m.group("args")
+            if "end" in m.groupdict() and m.group("end") is None:
+                args = args[: args.rfind(",")]
+            args = _DS_LOCAL_RANK_RE.sub("", args)
             args = " ".join(a.strip().strip("'") for a in args.split(",") if a.strip())
             self.launcher, self.script = "deepspeed", m.group("script")
             self.command = f"deepspeed {m.group('script')} {args}".strip()

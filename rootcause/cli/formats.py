@@ -18,7 +18,7 @@ from msgspec import UnsetType
 
 from rootcause.cli.errors import ExitCode, overall
 from rootcause.cli.results import FileResult, Outcome
-from rootcause.confidence import confidence_words
+from rootcause.confidence import stated
 from rootcause.result import HangSection, rank_sentence
 
 FORMATS = ("text", "json", "github", "junit")
@@ -33,7 +33,7 @@ def render_text(result: FileResult, server: str = "") -> str:
     else:
         f = result.failure
         out.append(f"class:      {f.slug} ({f.title}, {f.category})")
-        out.append(f"confidence: {f.confidence:.2f} ({confidence_words(f.confidence)})")
+        out.append(f"confidence: {stated(f.confidence, f.confidence_words)}")
         out.append(f"root cause: {result.root_cause}")
         rank = result.initiating_rank
         out.append(f"initiating rank: {'n/a (single process)' if rank is None else rank}")
@@ -193,6 +193,9 @@ def github_annotations(outcomes: list[Outcome]) -> list[str]:
         if rank is not None:
             title += f" on rank {rank}"
         message = first.root_cause or first.failure.title
+        message += "\nConfidence: " + stated(
+            first.failure.confidence, first.failure.confidence_words
+        )
         if not isinstance(first.hang, UnsetType):
             message += "".join(f"\n{line.strip()}" for line in _hang_lines(first.hang)[1:])
         if first.remediation:
@@ -277,8 +280,9 @@ def step_summary(outcomes: list[Outcome], server: str = "") -> str:
         out += [
             f"### `{_md_code(o.file)}`: {f.title}",
             "",
-            f"Class `{f.slug}` ({f.category}), confidence {f.confidence:.2f}"
-            f" ({_md(confidence_words(f.confidence))})" + (f". {_md(ranks)}" if ranks else ""),
+            f"Class `{f.slug}` ({f.category}), confidence"
+            f" {_md(stated(f.confidence, f.confidence_words))}"
+            + (f". {_md(ranks)}" if ranks else ""),
             "",
             f"**Root cause.** {_md(r.root_cause or '')}",
         ]
@@ -394,10 +398,11 @@ def junit_report(outcomes: list[Outcome], server: str = "") -> str:
             ET.SubElement(case, tag, message=_x(str(o.error)), type=o.error.code.name.lower())
         elif r is not None and r.failure is not None:
             counts["failures"] += 1
+            said = stated(r.failure.confidence, r.failure.confidence_words)
             failure = ET.SubElement(
                 case,
                 "failure",
-                message=_x(f"{r.failure.title} ({r.failure.slug})"),
+                message=_x(f"{r.failure.title} ({r.failure.slug}), confidence {said}"),
                 type=_x(r.failure.slug),
             )
             failure.text = _x(render_text(r, server))

@@ -8,7 +8,7 @@ import re
 from msgspec import UNSET, UnsetType
 
 from rootcause.catalogue import Entry
-from rootcause.confidence import LIKELY
+from rootcause.confidence import LIKELY, what_would_decide
 from rootcause.engine import similar
 from rootcause.engine.calibration import calibrated
 from rootcause.engine.rules import LAUNCHER_REPORT_RE, Held, confidence, initiating
@@ -18,9 +18,9 @@ from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
     EvidenceLine,
-    Failure,
     Launch,
     RankRow,
+    failure_of,
     rank_sentence,
 )
 
@@ -85,13 +85,20 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     root_cause = _root_cause(entry, rank_sentence(rank, rows), rank_reason, headline, multi=multi)
     if exit_note is not None:
         root_cause += f" {exit_note[1]}"
+    confirm = what_would_decide(
+        check=entry.checklist[0] if entry.checklist else None,
+        launcher_only=exit_note is not None,
+        silent_rank=exit_note[0] if exit_note is not None else None,
+        rivals=_rivals(held, ranked),
+    )
     return DiagnosisResult(
         outcome="diagnosed",
-        failure=Failure(
+        failure=failure_of(
             slug=entry.slug,
             title=entry.title,
             category=entry.category,
             confidence=probability,
+            confirm=confirm,
         ),
         root_cause=root_cause,
         initiating_rank=rank,
@@ -119,10 +126,15 @@ def _launch(scan: Scan) -> Launch | UnsetType:
     )
 
 
+def _rivals(held: Held, ranked: list[int]) -> list[str]:
+    """The root-cause classes that also held, after the winner (at most three)."""
+    return [held.entries[e].slug for e in ranked[1:] if not held.collateral(e)][:3]
+
+
 def _what_would_decide(held: Held, ranked: list[int]) -> str:
     """For a diagnosis below LIKELY: the fact that would settle it, and the classes it would
     tell apart."""
-    rivals = [held.entries[e].slug for e in ranked[1:] if not held.collateral(e)][:3]
+    rivals = _rivals(held, ranked)
     text = (
         "what would decide it: the full output of the failing process around the error (its "
         "traceback, and what the run was doing just before: loading the model, training, "
@@ -187,11 +199,13 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
     )
     return DiagnosisResult(
         outcome="diagnosed",
-        failure=Failure(
+        failure=failure_of(
             slug=entry.slug,
             title=entry.title,
             category=entry.category,
             confidence=calibrated(proposal.confidence),
+            confirm=f"the full traceback of the failing process (no fingerprint matched: line "
+            f"{proposal.line} only resembles this class's error)",
         ),
         root_cause=(
             _first_sentence(entry.quick_answer or entry.title)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from rootcause.confidence import what_would_decide
 from rootcause.engine import Engine, get_engine
 from rootcause.hangs.analysis import HEALTHY, analyse
 from rootcause.hangs.bundle import DEFAULT_LIMITS, Limits, Source, read_bundle
@@ -14,9 +15,9 @@ from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
     EvidenceLine,
-    Failure,
     HangSection,
     RankRow,
+    failure_of,
 )
 
 WAITED = "gloo-timeout"  # the class of a rank that only waited on the culprit
@@ -29,6 +30,14 @@ def parse_ranks(text: str) -> list[int]:
         lo, _, hi = part.partition("-")
         out += list(range(int(lo), int(hi or lo) + 1))
     return out
+
+
+def _what_would_decide(section: HangSection, check: str | None) -> str:
+    """The dumps the bundle lacks decide first (a rank without its dumps cannot be judged);
+    else the class's first check."""
+    if section.missing:
+        return "the dumps the bundle lacks (" + "; ".join(section.missing[:3]) + ")"
+    return what_would_decide(check=check)
 
 
 def result_for(
@@ -68,11 +77,14 @@ def result_for(
     ]
     return DiagnosisResult(
         outcome="diagnosed",
-        failure=Failure(
+        failure=failure_of(
             slug=section.verdict,
             title=entry.title if entry else section.verdict,
             category=entry.category if entry else "distributed",
             confidence=max((c.confidence for c in culprits), default=0.5),
+            confirm=_what_would_decide(
+                section, entry.checklist[0] if entry and entry.checklist else None
+            ),
         ),
         root_cause=section.summary,
         initiating_rank=single,

@@ -114,6 +114,8 @@ def test_a_finished_diagnosis_is_posted_signed_with_its_result(
     data = event["data"]
     assert data["diagnosis_id"] == diagnosis_id
     assert data["failure"]["slug"] == "optimizer-state-oom"
+    # the confidence in words beside the figure, as the result has them
+    assert data["failure"]["confidence_words"].startswith(data["failure"]["confidence_level"])
     assert data["root_cause"]
     assert data["remediation"]  # Scale includes the fix
     assert data["link"].endswith(f"/diagnoses/{diagnosis_id}/")
@@ -403,9 +405,57 @@ def test_slack_blocks_escape_slacks_control_characters():
 
     texts = [b["text"]["text"] for b in message["blocks"] if b["type"] == "section"]
     assert texts == [
-        "*<https://rootcause.example/diagnoses/1/|A &lt;b&gt; &amp; c>* · memory · confidence 0.90",
+        "*<https://rootcause.example/diagnoses/1/|A &lt;b&gt; &amp; c>* · memory · confidence "
+        "0.90 (certain)",
         "x &lt; y &gt; z",
     ]
+
+
+LOW_FAILURE = {
+    "title": "Activation Memory Spike",
+    "category": "memory",
+    "confidence": 0.41,
+    "confidence_level": "possible",
+    "confidence_words": "possible — confirm with this check: read the <innermost> frames",
+}
+
+
+def _event(failure: dict[str, object]) -> dict[str, object]:
+    return {
+        "type": "diagnosis.done",
+        "data": {
+            "failure": failure,
+            "root_cause": "It ran out.",
+            "initiating_rank": 2,
+            "link": "https://rootcause.example/diagnoses/1/",
+        },
+    }
+
+
+def test_slack_says_the_confidence_in_words_with_what_would_decide_it():
+    message = payloads.slack_message(_event(LOW_FAILURE))
+
+    said = "0.41 (possible — confirm with this check: read the &lt;innermost&gt; frames)"
+    assert message["blocks"][0]["text"]["text"].endswith(f" · confidence {said}")
+    assert message["text"].startswith(f"rootcause: Activation Memory Spike (confidence {said})")
+
+
+def test_the_email_says_the_confidence_in_words_with_what_would_decide_it():
+    subject, body = payloads.email_text(_event(LOW_FAILURE))
+
+    assert subject == "rootcause: Activation Memory Spike"
+    assert body.splitlines()[:2] == [
+        "Activation Memory Spike (memory)",
+        "Confidence: 0.41 (possible — confirm with this check: read the <innermost> frames)",
+    ]
+
+
+def test_an_event_stored_before_the_words_existed_is_worded_from_its_figure():
+    failure = {"title": "T", "category": "memory", "confidence": 0.93}
+
+    _, body = payloads.email_text(_event(failure))
+
+    assert "Confidence: 0.93 (certain)" in body
 
 
 # --- DNS rebinding: the request goes to the address that was checked ----------------------------

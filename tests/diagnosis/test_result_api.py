@@ -103,7 +103,13 @@ def test_a_finished_diagnosis_is_its_record_and_its_stored_result(
 def test_a_row_stored_before_the_typed_result_renders_as_it_did(acme_api, stored_before):
     body = acme_api.get(f"{URL}/{stored_before.id}").json()
 
-    assert {k: body[k] for k in STORED_BEFORE} == STORED_BEFORE
+    # the words of its confidence, which it lacked, come from its figure (0.97: certain)
+    worded = {
+        **STORED_BEFORE["failure"],
+        "confidence_level": "certain",
+        "confidence_words": "certain",
+    }
+    assert {k: body[k] for k in STORED_BEFORE} == {**STORED_BEFORE, "failure": worded}
     assert body["masking"] == {"EMAIL_ADDRESS": 2}
     assert body["status"] == "done"
 
@@ -116,6 +122,45 @@ def test_and_so_does_its_page(client, alice, stored_before):
     assert "Optimizer State Memory Explosion" in page
     assert "deepspeed --zero_stage 2 train.py" in page
     assert "EMAIL_ADDRESS \u00d7 2" in page  # a multiplication sign
+    assert '<span id="confidence-words">(certain)</span>' in page
+
+
+def _worded(confidence: float, level: str, words: str) -> dict[str, Any]:
+    failure = {**STORED_BEFORE["failure"], "confidence": confidence}
+    return {
+        **STORED_BEFORE,
+        "failure": {**failure, "confidence_level": level, "confidence_words": words},
+    }
+
+
+def test_the_api_and_the_page_say_a_low_confidence_in_words_with_what_would_decide_it(
+    acme_api, client, alice, stored_before
+):
+    words = "possible — confirm with this check: Count trainable parameters: `n = 1`"
+    Diagnosis.objects.filter(id=stored_before.id).update(result=_worded(0.41, "possible", words))
+
+    failure = acme_api.get(f"{URL}/{stored_before.id}").json()["failure"]
+    client.force_login(alice)
+    page = client.get(f"/diagnoses/{stored_before.id}/").content.decode()
+
+    assert (failure["confidence"], failure["confidence_level"]) == (0.41, "possible")
+    assert failure["confidence_words"] == words
+    assert '<strong id="confidence">0.41</strong>' in page
+    # beside the figure, the check's code as code
+    assert (
+        '<span id="confidence-words">(possible — confirm with this check: Count trainable '
+        "parameters: <code>n = 1</code>)</span>"
+    ) in page
+
+
+def test_a_new_diagnosis_has_its_confidence_in_words(acme_api, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        location = _post(acme_api, OOM_LOG.encode())["Location"]
+
+    failure = acme_api.get(location).json()["failure"]
+
+    assert failure["confidence_level"] in ("certain", "likely", "possible")
+    assert failure["confidence_words"].startswith(failure["confidence_level"])
 
 
 @pytest.mark.parametrize(
@@ -163,6 +208,13 @@ def test_the_openapi_document_describes_the_result_with_its_own_schema(tmp_path)
         "nullable": True,
     }
     assert schemas["EvidenceLine"]["required"] == ["line", "text"]
+    failure = schemas["Failure"]["properties"]
+    # drf-spectacular names the enum as a component of its own
+    assert failure["confidence_level"]["allOf"] == [
+        {"$ref": "#/components/schemas/ConfidenceLevelEnum"}
+    ]
+    assert schemas["ConfidenceLevelEnum"]["enum"] == ["certain", "likely", "possible"]
+    assert "possible — confirm with" in failure["confidence_words"]["description"]
 
 
 def test_the_stored_json_is_the_types_json(acme_api, django_capture_on_commit_callbacks):

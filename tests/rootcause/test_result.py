@@ -25,14 +25,15 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "result.schema.json
 
 # A result as the pipeline stored it before the result was typed: the engine's dict with the
 # remediation added by stage 3, and no masking counts (they were only in their own column).
+STORED_FAILURE: dict[str, object] = {
+    "slug": "shape-mismatch",
+    "title": "Shape mismatch",
+    "category": "programming",
+    "confidence": 0.93,
+}
 STORED_BEFORE = {
     "outcome": "diagnosed",
-    "failure": {
-        "slug": "shape-mismatch",
-        "title": "Shape mismatch",
-        "category": "programming",
-        "confidence": 0.93,
-    },
+    "failure": STORED_FAILURE,
     "root_cause": "Two tensors disagree. Rank 1 failed first (first error): RuntimeError: …",
     "initiating_rank": 1,
     "ranks": [
@@ -82,7 +83,34 @@ def test_a_result_stored_before_the_type_reads_back_and_writes_the_same_json():
         verification_command="python train.py --steps 1",
         verification_expect="step 1",
     )
-    assert as_json(result) == {**STORED_BEFORE, "masking": {}}
+    # the words of its confidence, which it lacked, come from its figure
+    worded = {
+        **STORED_FAILURE,
+        "confidence_level": "certain",
+        "confidence_words": "certain",
+    }
+    assert as_json(result) == {**STORED_BEFORE, "failure": worded, "masking": {}}
+
+
+def test_a_low_figure_stored_without_words_reads_back_as_possible_with_what_to_confirm():
+    failure = {**STORED_FAILURE, "confidence": 0.41}
+    result = result_from_json({**STORED_BEFORE, "failure": failure})
+
+    assert result.failure is not None
+    assert result.failure.confidence_level == "possible"
+    assert result.failure.confidence_words == "possible — confirm with what is missing (below)"
+
+
+def test_stored_words_are_read_as_they_were_stored():
+    failure = {
+        **STORED_FAILURE,
+        "confidence": 0.41,
+        "confidence_level": "possible",
+        "confidence_words": "possible — confirm with this check: print the shapes",
+    }
+    result = result_from_json({**STORED_BEFORE, "failure": failure})
+
+    assert as_json(result)["failure"] == failure
 
 
 def test_keys_it_does_not_know_are_ignored():

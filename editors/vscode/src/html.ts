@@ -58,6 +58,8 @@ h2 { font-size: 1.05em; margin: 22px 0 8px; text-transform: uppercase; letter-sp
 .conf { display: flex; align-items: center; gap: 10px; margin: 8px 0 4px; }
 .bar { width: 180px; height: 8px; border-radius: 4px; background: rgba(128, 128, 128, .3); overflow: hidden; }
 .bar > span { display: block; height: 100%; background: var(--vscode-charts-green, #89d185); }
+.conf-words { margin: 0 0 8px; }
+.conf-words.possible { border-left: 3px solid var(--vscode-charts-yellow, #cca700); padding: 2px 10px; }
 .root { font-size: 1.05em; border-left: 3px solid var(--vscode-charts-red, #f14c4c); padding: 4px 12px; margin: 10px 0; }
 table { border-collapse: collapse; min-width: 60%; }
 th, td { text-align: left; padding: 3px 18px 3px 6px; border-bottom: 1px solid rgba(128, 128, 128, .25); }
@@ -191,6 +193,11 @@ export function renderHtml(result: DiagnosisResult, ctx: PanelContext): string {
     // No style attributes: the CSP allows only the nonce'd style element.
     extraStyle = `.bar > span { width: ${pct}%; }`;
     parts.push(`<div class="conf"><span>Confidence</span><div class="bar"><span></span></div><strong>${pct}%</strong></div>`);
+    // The words come from the client (rootcause.confidence), which wrote them into the result.
+    if (f.confidence_words) {
+      const level = f.confidence_level === "possible" ? " possible" : "";
+      parts.push(`<div class="conf-words${level}">${escapeHtml(f.confidence_words)}</div>`);
+    }
   }
   if (result.root_cause) parts.push(`<h2>Root cause</h2><div class="root">${escapeHtml(result.root_cause)}</div>`);
 

@@ -7,6 +7,10 @@ export interface Failure {
   title: string;
   category: string;
   confidence: number;
+  /** certain (0.9 and above), likely (0.6 and above) or possible; absent from older clients. */
+  confidence_level?: "certain" | "likely" | "possible";
+  /** The confidence in words, "possible — confirm with …" naming what would decide it. */
+  confidence_words?: string;
 }
 
 export interface RankRow {
@@ -135,6 +139,7 @@ export function resultProblem(value: unknown): string | null {
     if (!isObj(f) || !isStr(f.slug) || !isStr(f.title) || typeof f.confidence !== "number") {
       return "a diagnosed result without its failure";
     }
+    if (f.confidence_words !== undefined && !isStr(f.confidence_words)) return "bad confidence_words";
   }
   for (const r of value.ranks as unknown[]) {
     if (!isObj(r) || !isInt(r.rank) || !isInt(r.first_error_line) || !isStr(r.slug)) return "bad rank row";

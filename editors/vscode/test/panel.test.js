@@ -76,6 +76,32 @@ test("the panel shows class, confidence, root cause, ranks, collateral, evidence
   assert.ok(!none.includes("Encyclopedia"));
 });
 
+test("the confidence in words beside the figure; a possible one says what would decide it, marked", () => {
+  const certain = minimalResult({
+    failure: { slug: "s", title: "T", category: "memory", confidence: 0.97, confidence_level: "certain", confidence_words: "certain" },
+  });
+  const html = renderHtml(certain, ctx);
+  assert.ok(html.includes('<strong>97%</strong></div>'));
+  assert.ok(html.includes('<div class="conf-words">certain</div>'));
+  const low = minimalResult({
+    failure: {
+      slug: "s", title: "T", category: "memory", confidence: 0.41, confidence_level: "possible",
+      confidence_words: "possible — confirm with rank 1's own output: <its traceback>",
+    },
+  });
+  const lowHtml = renderHtml(low, ctx);
+  assert.ok(lowHtml.includes('<div class="conf-words possible">possible — confirm with rank 1&#39;s own output: &lt;its traceback&gt;</div>'));
+  // a result from a client older than the words: the figure alone
+  assert.ok(!renderHtml(minimalResult(), ctx).includes(`<div class="conf-words`));
+});
+
+test("a result whose words are not text is refused", () => {
+  const { resultProblem } = load("result.js");
+  const bad = minimalResult({ failure: { slug: "s", title: "T", category: "memory", confidence: 0.4, confidence_words: 3 } });
+  assert.equal(resultProblem(bad), "bad confidence_words");
+  assert.equal(resultProblem(minimalResult()), null);
+});
+
 test("encyclopedia links: on the configured base, http(s) only", () => {
   assert.equal(encyclopediaLink("/encyclopedia/x/", "https://rc.example.org"), "https://rc.example.org/encyclopedia/x/");
   assert.equal(encyclopediaLink("/encyclopedia/x/", "http://127.0.0.1:8000/"), "http://127.0.0.1:8000/encyclopedia/x/");

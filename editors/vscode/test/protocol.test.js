@@ -64,6 +64,15 @@ test("a multi-rank log: diagnosed (exit 1 is not an error), initiating rank and 
   for (const ev of r.evidence) assert.ok(lines[ev.line - 1].startsWith(ev.text.slice(0, 30)), `line ${ev.line}: ${ev.text}`);
 });
 
+test("the real client's result says its confidence in words, and the panel shows them beside the figure", { skip }, async () => {
+  const r = (await runs.multi).result;
+  assert.ok(["certain", "likely", "possible"].includes(r.failure.confidence_level));
+  assert.ok(r.failure.confidence_words.startsWith(r.failure.confidence_level));
+  const html = renderHtml(r, { cspSource: "x", nonce: "N", sourceLabel: "t", canJump: true, mode: "offline", encyclopediaUrl: null });
+  assert.ok(html.includes(`<div class="conf-words`));
+  assert.ok(html.includes(r.failure.confidence_words.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")));
+});
+
 test("a log without a failure: no_match with exit 0", { skip }, async () => {
   const out = await runs.none;
   assert.equal(out.ok, true, out.message);
