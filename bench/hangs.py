@@ -72,6 +72,7 @@ class Figures(TypedDict):
     fr_culprit: NotRequired[int]
     fr_culprit_missing: NotRequired[int]
     fr_ran: NotRequired[dict[str, int]]
+    fr_fair: NotRequired[list[int]]  # hung bundles with dumps: their count, fr_trace's, ours
 
 
 def _score(section_verdict: str, culprits: list[int], label: Label) -> tuple[bool, bool]:
@@ -126,6 +127,7 @@ def evaluate(part: str, with_fr_trace: bool = True) -> Figures:
     fr = fr_trace(part) if with_fr_trace else None
     fr_thin = fr_trace(part, thinned=True) if fr is not None else None
     fr_ran: dict[str, int] = {}
+    fr_fair = [0, 0, 0]
     for label in rows:
         path = CORPUS / part / f"{label['name']}.tar.gz"
         if not path.exists():
@@ -158,6 +160,10 @@ def evaluate(part: str, with_fr_trace: bool = True) -> Figures:
             counts["fr_culprit_missing"] += _fr_right(fr_thin, label)
             ran = str(fr.get(label["name"], {}).get("ran", "not run"))
             fr_ran[ran] = fr_ran.get(ran, 0) + 1
+            if label["culprits"] and ran != "no dumps":
+                fr_fair[0] += 1
+                fr_fair[1] += _fr_right(fr, label)
+                fr_fair[2] += c_ok
     figures = Figures(
         bundles=bundles,
         misses=misses,
@@ -174,6 +180,7 @@ def evaluate(part: str, with_fr_trace: bool = True) -> Figures:
         figures["fr_culprit"] = counts["fr_culprit"]
         figures["fr_culprit_missing"] = counts["fr_culprit_missing"]
         figures["fr_ran"] = fr_ran
+        figures["fr_fair"] = fr_fair
     return figures
 
 
@@ -228,7 +235,11 @@ def markdown(parts: list[tuple[str, Figures]]) -> list[str]:
             f" | {_cell(r['logs_verdict'], n)} / {_cell(r['logs_culprit'], n)} |"
         )
         if fr:
-            runs.append(f"{part}: {_ran(r['fr_ran'])}")
+            n_fair, fr_ok, ours = r.get("fr_fair", [0, 0, 0])
+            runs.append(
+                f"{part}: {_ran(r['fr_ran'])}; on the {n_fair} bundles with a culprit and"
+                f" flight-recorder dumps, fr_trace {fr_ok} right, rootcause {ours}"
+            )
     if runs:
         lines += ["", "How fr_trace ran, per bundle: " + "; ".join(runs) + "."]
     return lines

@@ -110,7 +110,7 @@ def test_hang_table_puts_fr_trace_beside_ours_and_the_logs_alone(corpus: Path) -
     ran = {"all dumps": 6, "no dumps": 3, "--allow-incomplete-ranks": 1}
     dev = hangs.Figures(bundles=10, verdict=9, culprit=10, verdict_missing=8, culprit_missing=9,
                         logs_verdict=2, logs_culprit=5, healthy=1, healthy_flagged=0,
-                        fr_culprit=4, fr_culprit_missing=3, fr_ran=ran)  # fmt: skip
+                        fr_culprit=4, fr_culprit_missing=3, fr_ran=ran, fr_fair=[6, 3, 6])  # fmt: skip
     sealed = hangs.Figures(bundles=5, verdict=5, culprit=4, verdict_missing=5, culprit_missing=4,
                            logs_verdict=1, logs_culprit=2, healthy=0, healthy_flagged=0)  # fmt: skip
     text = bench_eval.accuracy_markdown(
@@ -123,4 +123,5 @@ def test_hang_table_puts_fr_trace_beside_ours_and_the_logs_alone(corpus: Path) -
     )
     assert "| sealed | 5 | 100.0 % (5/5) | 80.0 % (4/5) |" in text
     assert "| not run | not run |" in text  # sealed without torch: said, not a zero
-    assert "dev: 1 --allow-incomplete-ranks, 6 all dumps, 3 no dumps" in text
+    assert "dev: 1 --allow-incomplete-ranks, 6 all dumps, 3 no dumps; on the 6 bundles" in text
+    assert "fr_trace 3 right, rootcause 6" in text
