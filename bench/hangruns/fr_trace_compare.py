@@ -30,7 +30,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import NoReturn, TypedDict, cast
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 FIRST_FINDING = re.compile(r"missing ranks: \{([0-9, ]+)\}|Culprit rank (\d+)")
@@ -38,30 +38,45 @@ _PICKLE = re.compile(r"^nccl_trace_rank_(\d+)$")
 _JSON = re.compile(r"^fr_trace_rank(\d+)\.json$")
 
 
+class Dump(TypedDict):
+    """A rank's flight-recorder dump, the two parts this script touches (the rest passes as is)."""
+
+    pg_config: dict[str, dict[str, str]]
+    entries: list[dict[str, object]]
+
+
+class Finding(TypedDict):
+    """How fr_trace ran on a bundle, the culprits it reported, the error it stopped with."""
+
+    ran: str
+    culprits: list[int]
+    error: str | None
+
+
 class _NoObjects(pickle.Unpickler):
     """A gloo dump holds dicts, lists, tuples, strings and numbers only: no class is ever built."""
 
-    def find_class(self, module: str, name: str) -> Any:
+    def find_class(self, module: str, name: str) -> NoReturn:
         raise pickle.UnpicklingError(f"refused {module}.{name}")
 
 
-def _adapt(dump: dict[str, Any]) -> dict[str, Any]:
+def _adapt(dump: Dump) -> Dump:
     config = dump["pg_config"]
     if "" in config:
         group = dict(config.pop(""))
         group["name"], group["desc"] = "0", "default_pg"
         config["0"] = group
     for entry in dump["entries"]:
-        entry["process_group"] = tuple(entry["process_group"])
+        entry["process_group"] = tuple(cast(list[str], entry["process_group"]))
         entry.setdefault("frames", [])
         for key in ("time_discovered_started_ns", "time_discovered_completed_ns"):
             entry[key] = entry.get(key) or None
     return dump
 
 
-def dumps_of(path: Path) -> dict[int, dict[str, Any]]:
+def dumps_of(path: Path) -> dict[int, Dump]:
     """Each rank's flight-recorder dump of a bundle, pickle or JSON, adapted as above."""
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, Dump] = {}
     with tarfile.open(fileobj=io.BytesIO(path.read_bytes())) as tar:
         for member in tar.getmembers():
             name = member.name.rsplit("/", 1)[-1]
@@ -76,7 +91,7 @@ def dumps_of(path: Path) -> dict[int, dict[str, Any]]:
     return out
 
 
-def thin(dumps: dict[int, dict[str, Any]], world: int, name: str) -> dict[int, dict[str, Any]]:
+def thin(dumps: dict[int, Dump], world: int, name: str) -> dict[int, Dump]:
     # the draw of bench/hangs.py's _drop_dumps, so both analysers lose the same ranks' dumps
     rng = random.Random(f"drop-dumps:{name}")
     gone = set(rng.sample(range(world), max(1, math.ceil(world * 0.10))))
@@ -104,7 +119,7 @@ def _run_fr_trace(directory: str, incomplete: bool) -> tuple[str, str | None]:
     return stream.getvalue(), error
 
 
-def analyse(dumps: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def analyse(dumps: dict[int, Dump]) -> Finding:
     if not dumps:
         return {"ran": "no dumps", "culprits": [], "error": None}
     with tempfile.TemporaryDirectory() as tmp:
