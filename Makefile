@@ -108,7 +108,8 @@ format: install
 	$(BIN)/ruff check --fix .
 
 # Every corpus of $(SHARED)/corpus and bench/realruns/corpus (dev and sealed apart), written to
-# docs/accuracy.md with the date and commit. Without $(SHARED), the in-repo corpora alone.
+# docs/accuracy.md with the date and commit. Without $(SHARED), the in-repo corpora alone. Then the
+# hang bundles of bench/hangruns, with PyTorch's fr_trace beside them when .venv-realruns exists.
 eval: install
 	$(BIN)/python -m bench.eval --shared $(SHARED) --write-docs
 

@@ -30,6 +30,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from bench import hangs
 from bench.calibrate import reliability
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
@@ -269,7 +270,34 @@ def before_after(reports: list[tuple[str, Report]]) -> list[str]:
     return lines
 
 
-def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | None) -> str:
+HANGS_INTRO = [
+    "",
+    "## Hangs: the run-produced bundles (`bench/hangruns`)",
+    "",
+    "`rootcause.hangs` on the bundles of real hung, crashed, slow and healthy gloo jobs",
+    "(`python -m bench.hangs`; the sealed part scored blind). Culprit top-1: the first culprit",
+    "named is the scenario's rank (for a healthy bundle: none named). 10 % missing: the",
+    "flight-recorder and stack dumps of ceil(10 %) of the ranks removed by a seeded draw.",
+    "fr_trace: PyTorch's analyser of torch 2.13 (`bench/hangruns/fr_trace_compare.py`, the",
+    "dumps' default-group key and JSON dumps adapted to what it reads), its culprit the first",
+    '"missing ranks" or "Culprit rank" it prints; it gives no verdict. Logs alone: today\'s',
+    "engine on the bundle's logs (its class and initiating rank).",
+    "",
+]
+
+
+def hang_figures() -> list[tuple[str, hangs.Figures]]:
+    parts = [(part, hangs.evaluate(part)) for part in ("dev", "sealed")]
+    for part, figures in parts:
+        print("\n".join(hangs.report_lines(f"hangruns/{part}", figures)))
+    return parts
+
+
+def accuracy_markdown(
+    reports: list[tuple[str, Report]],
+    questions: Report | None,
+    hang_parts: list[tuple[str, hangs.Figures]] | None = None,
+) -> str:
     today = datetime.datetime.now(tz=datetime.UTC).date().isoformat()
     lines = [
         "# Diagnosis accuracy",
@@ -331,6 +359,8 @@ def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | Non
                 f"Expected calibration error on {name}: {r['ece']:.3f} over {r['diagnosed']}"
                 " diagnosed logs.",
             ]
+    if hang_parts:
+        lines += [*HANGS_INTRO, *hangs.markdown(hang_parts)]
     for name, r in reports:
         lines += ["", f"## {name}", "", *class_table(r, blind=sealed(name))]
     return "\n".join(lines) + "\n"
@@ -344,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     parser.add_argument("--write-docs", action="store_true", help=f"write {DOCS.name}")
     parser.add_argument("--no-questions", action="store_true")
+    parser.add_argument("--no-hangs", action="store_true", help="skip bench/hangruns")
     parser.add_argument("--classes", action="store_true", help="print the per-class tables")
     parser.add_argument(
         "--show-sealed",
@@ -390,8 +421,9 @@ def main(argv: list[str] | None = None) -> int:
             f" of {questions['questions']}"
             f" ({pct(questions['first_right'], questions['questions'])})"
         )
+    hang_parts = None if args.no_hangs or args.corpus else hang_figures()
     if args.write_docs:
-        DOCS.write_text(accuracy_markdown(reports, questions), encoding="utf-8")
+        DOCS.write_text(accuracy_markdown(reports, questions, hang_parts), encoding="utf-8")
         print(f"wrote {DOCS.relative_to(ROOT)}")
     return 0
 

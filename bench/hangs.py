@@ -19,6 +19,7 @@ import math
 import random
 import re
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,9 @@ from rootcause.engine import get_engine
 from rootcause.hangs import analyse, members, read_bundle
 
 CORPUS = Path(__file__).resolve().parent / "hangruns" / "corpus"
+# PyTorch's fr_trace needs torch, which never enters .venv: it runs in bench/realruns' virtualenv.
+TORCH_PYTHON = CORPUS.parents[2] / ".venv-realruns" / "bin" / "python"
+FR_TRACE = CORPUS.parent / "fr_trace_compare.py"
 _DUMP = re.compile(r"(?i)fr_trace|nccl_trace|pyspy")
 
 
@@ -65,6 +69,10 @@ class Figures(TypedDict):
     logs_culprit: NotRequired[int]
     healthy: NotRequired[int]
     healthy_flagged: NotRequired[int]
+    fr_culprit: NotRequired[int]
+    fr_culprit_missing: NotRequired[int]
+    fr_ran: NotRequired[dict[str, int]]
+    fr_fair: NotRequired[list[int]]  # hung bundles with dumps: their count, fr_trace's, ours
 
 
 def _score(section_verdict: str, culprits: list[int], label: Label) -> tuple[bool, bool]:
@@ -84,7 +92,27 @@ def _logs_alone(files: list[tuple[str, bytes]], label: Label) -> tuple[bool, boo
     return _score(slug, rank, label)
 
 
-def evaluate(part: str) -> Figures:
+FrFindings = dict[str, dict[str, list[int] | str]]
+
+
+def fr_trace(part: str, thinned: bool = False) -> FrFindings | None:
+    """PyTorch's fr_trace on the part's flight-recorder dumps (bench/hangruns/fr_trace_compare.py
+    in .venv-realruns): per bundle, how it ran and the culprits it reported. None without torch."""
+    if not TORCH_PYTHON.exists():
+        return None
+    cmd = [str(TORCH_PYTHON), str(FR_TRACE), part, "--json", *(["--thin"] if thinned else [])]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=True).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return {r["name"]: r for r in rows}
+
+
+def _fr_right(found: FrFindings | None, label: Label) -> bool:
+    row = (found or {}).get(label["name"], {})
+    culprits = row.get("culprits", [])
+    return _score("", culprits if isinstance(culprits, list) else [], label)[1]
+
+
+def evaluate(part: str, with_fr_trace: bool = True) -> Figures:
     labels_path = CORPUS / part / "labels.jsonl"
     if not labels_path.exists():
         return {"bundles": 0}
@@ -93,9 +121,13 @@ def evaluate(part: str) -> Figures:
     misses: list[str] = []
     counts = dict.fromkeys(
         ("verdict", "culprit", "verdict_missing", "culprit_missing", "logs_verdict",
-         "logs_culprit", "healthy", "healthy_flagged"),
+         "logs_culprit", "healthy", "healthy_flagged", "fr_culprit", "fr_culprit_missing"),
         0,
     )  # fmt: skip
+    fr = fr_trace(part) if with_fr_trace else None
+    fr_thin = fr_trace(part, thinned=True) if fr is not None else None
+    fr_ran: dict[str, int] = {}
+    fr_fair = [0, 0, 0]
     for label in rows:
         path = CORPUS / part / f"{label['name']}.tar.gz"
         if not path.exists():
@@ -123,7 +155,16 @@ def evaluate(part: str) -> Figures:
         lv, lc = _logs_alone(files, label)
         counts["logs_verdict"] += lv
         counts["logs_culprit"] += lc
-    return Figures(
+        if fr is not None:
+            counts["fr_culprit"] += _fr_right(fr, label)
+            counts["fr_culprit_missing"] += _fr_right(fr_thin, label)
+            ran = str(fr.get(label["name"], {}).get("ran", "not run"))
+            fr_ran[ran] = fr_ran.get(ran, 0) + 1
+            if label["culprits"] and ran != "no dumps":
+                fr_fair[0] += 1
+                fr_fair[1] += _fr_right(fr, label)
+                fr_fair[2] += c_ok
+    figures = Figures(
         bundles=bundles,
         misses=misses,
         verdict=counts["verdict"],
@@ -135,6 +176,12 @@ def evaluate(part: str) -> Figures:
         healthy=counts["healthy"],
         healthy_flagged=counts["healthy_flagged"],
     )
+    if fr is not None:
+        figures["fr_culprit"] = counts["fr_culprit"]
+        figures["fr_culprit_missing"] = counts["fr_culprit_missing"]
+        figures["fr_ran"] = fr_ran
+        figures["fr_fair"] = fr_fair
+    return figures
 
 
 def _pct(a: int, b: int) -> str:
@@ -152,7 +199,50 @@ def report_lines(part: str, r: Figures) -> list[str]:
         f"{_pct(r['culprit_missing'], n)}",
         f"  logs alone    verdict {_pct(r['logs_verdict'], n)}  culprit top-1 "
         f"{_pct(r['logs_culprit'], n)}",
+        f"  fr_trace      culprit top-1 {_pct(r['fr_culprit'], n)}, 10 % missing "
+        f"{_pct(r['fr_culprit_missing'], n)} ({_ran(r['fr_ran'])})"
+        if "fr_ran" in r
+        else "  fr_trace      not run (`make eval` runs it, with .venv-realruns's torch)",
     ]
+
+
+def _ran(ran: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(ran.items()))
+
+
+def _cell(a: int, n: int) -> str:
+    return f"{100 * a / n:.1f} % ({a}/{n})"
+
+
+def markdown(parts: list[tuple[str, Figures]]) -> list[str]:
+    """The hang table of docs/accuracy.md: ours, fr_trace's and the logs alone, per part."""
+    lines = [
+        "| part | bundles | verdict | culprit top-1 | 10 % of dumps missing: verdict / culprit"
+        " | fr_trace culprit top-1 | fr_trace, 10 % missing | logs alone: verdict / culprit |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    runs = []
+    for part, r in parts:
+        n = r["bundles"]
+        if not n:
+            continue
+        fr = "fr_ran" in r
+        lines.append(
+            f"| {part} | {n} | {_cell(r['verdict'], n)} | {_cell(r['culprit'], n)}"
+            f" | {_cell(r['verdict_missing'], n)} / {_cell(r['culprit_missing'], n)}"
+            f" | {_cell(r['fr_culprit'], n) if fr else 'not run'}"
+            f" | {_cell(r['fr_culprit_missing'], n) if fr else 'not run'}"
+            f" | {_cell(r['logs_verdict'], n)} / {_cell(r['logs_culprit'], n)} |"
+        )
+        if fr:
+            n_fair, fr_ok, ours = r.get("fr_fair", [0, 0, 0])
+            runs.append(
+                f"{part}: {_ran(r['fr_ran'])}; on the {n_fair} bundles with a culprit and"
+                f" flight-recorder dumps, fr_trace {fr_ok} right, rootcause {ours}"
+            )
+    if runs:
+        lines += ["", "How fr_trace ran, per bundle: " + "; ".join(runs) + "."]
+    return lines
 
 
 # --- scale by simulation ----------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """`make bench`: masking, matching, end-to-end and whole-process offline figures, each beside its
-baseline, and `rootcause run`'s overhead on a chatty job, in one run."""
+baseline, `rootcause run`'s overhead on a chatty job, and the hang analyser's figures on the
+run-produced bundles with its time and memory on simulated 512- and 2,048-rank jobs, in one run."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
-from bench import e2e, live, masking, matching, offline
+from bench import e2e, hangs, live, masking, matching, offline
 
 
 def main() -> int:
@@ -19,6 +21,13 @@ def main() -> int:
     offline.main([])
     print("\n== rootcause run on a job printing 50,000 lines a second ==", flush=True)
     live.main([])
+    print("\n== Hangs: bench/hangruns bundles (fr_trace's column: make eval) ==", flush=True)
+    for part in ("dev", "sealed"):
+        print("\n".join(hangs.report_lines(part, hangs.evaluate(part, with_fr_trace=False))))
+    # its own process: the peak RSS is the analyser's, not that of the benches before it
+    print("\n== Hangs: simulated 512 and 2,048 ranks ==", flush=True)
+    scale = [sys.executable, "-m", "bench.hangs", "--scale", "512", "2048"]
+    subprocess.run(scale, check=True)
     return 0
 
 

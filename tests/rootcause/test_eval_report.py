@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from bench import eval as bench_eval
+from bench import hangs
 
 ANSWERS = {
     "a.log": ("shape-mismatch", 1),  # right class, right rank
@@ -102,3 +103,25 @@ def test_out_of_taxonomy_logs_are_apart_from_top1_and_ece_is_reported(
     assert (report["out_of_taxonomy_named"], report["out_of_taxonomy"]) == (1, 2)
     # two diagnosed at 0.8: one right (z), one wrong (x): |0.8 - 0.5|
     assert report["ece"] == pytest.approx(0.3)
+
+
+def test_hang_table_puts_fr_trace_beside_ours_and_the_logs_alone(corpus: Path) -> None:
+    report = bench_eval.evaluate(corpus, engine=None)  # type: ignore[arg-type]
+    ran = {"all dumps": 6, "no dumps": 3, "--allow-incomplete-ranks": 1}
+    dev = hangs.Figures(bundles=10, verdict=9, culprit=10, verdict_missing=8, culprit_missing=9,
+                        logs_verdict=2, logs_culprit=5, healthy=1, healthy_flagged=0,
+                        fr_culprit=4, fr_culprit_missing=3, fr_ran=ran, fr_fair=[6, 3, 6])  # fmt: skip
+    sealed = hangs.Figures(bundles=5, verdict=5, culprit=4, verdict_missing=5, culprit_missing=4,
+                           logs_verdict=1, logs_culprit=2, healthy=0, healthy_flagged=0)  # fmt: skip
+    text = bench_eval.accuracy_markdown(
+        [("shared/dev", report)], None, [("dev", dev), ("sealed", sealed)]
+    )
+    row = next(line for line in text.splitlines() if line.startswith("| dev | 10 |"))
+    assert row == (
+        "| dev | 10 | 90.0 % (9/10) | 100.0 % (10/10) | 80.0 % (8/10) / 90.0 % (9/10)"
+        " | 40.0 % (4/10) | 30.0 % (3/10) | 20.0 % (2/10) / 50.0 % (5/10) |"
+    )
+    assert "| sealed | 5 | 100.0 % (5/5) | 80.0 % (4/5) |" in text
+    assert "| not run | not run |" in text  # sealed without torch: said, not a zero
+    assert "dev: 1 --allow-incomplete-ranks, 6 all dumps, 3 no dumps; on the 6 bundles" in text
+    assert "fr_trace 3 right, rootcause 6" in text
