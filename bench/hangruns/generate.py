@@ -187,9 +187,9 @@ def scenario(fault: str, i: int) -> Scenario:
 
 def all_scenarios() -> list[Scenario]:
     counts = {f: 8 for f in STALLS}
-    counts.update({"mismatch-size": 6, "mismatch-dtype": 5, "mismatch-op": 6, "skip-branch": 6})
-    counts.update({"sigkill": 6, "cpu-oom": 4, "shape-error": 5, "freeze": 14, "straggler": 15})
-    counts.update({"finish": 10, "slow-all": 8, "jitter": 7})
+    counts.update({"mismatch-size": 6, "mismatch-dtype": 7, "mismatch-op": 6, "skip-branch": 6})
+    counts.update({"sigkill": 6, "cpu-oom": 6, "shape-error": 8, "freeze": 14, "straggler": 15})
+    counts.update({"finish": 12, "slow-all": 8, "jitter": 7})
     return [scenario(f, i) for f, n in counts.items() for i in range(n)]
 
 
