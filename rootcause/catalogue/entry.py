@@ -52,8 +52,11 @@ Slug = Annotated[str, Meta(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 Command = Annotated[str, Meta(min_length=3)]
 # A list of at least one string (tags, observations, causes, steps…).
 Strings = Annotated[list[str], Meta(min_length=1)]
-# A signal's numeric condition: named groups compared, `free > 2 * req` (see docs/fingerprints.md).
-Numeric = Annotated[str, Meta(pattern=r"^[a-z_]+ *(>|<|>=|<=) *[0-9.]*( *\* *)?[a-z_]*$")]
+# A signal's numeric condition: named groups compared, `free > 2 * req` or `reserved - allocated >
+# req` (see docs/fingerprints.md).
+Numeric = Annotated[
+    str, Meta(pattern=r"^[a-z_]+ *(- *[a-z_]+ *)?(>|<|>=|<=) *[0-9.]*( *\* *)?[a-z_]*$")
+]
 
 
 class _Part(Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):

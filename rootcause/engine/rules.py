@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rootcause.catalogue import Entry
 from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Hit, Scan
+from rootcause.evidence import parse_line
 from rootcause.matching import Signal
 from rootcause.ranks import DISTINCT_FIRST_SECONDS, FirstError, initiating_rank
 
@@ -23,6 +24,14 @@ LAUNCHER_REPORT_RE = re.compile(
     r"^\s*rank\s*:?\s*\d+\s*\(local[_ ]rank|Signal \d+ \(SIG[A-Z]+\) received by PID|"
     r"ChildFailedError"
 )
+
+
+def launcher_report(text: str) -> bool:
+    """The line is the launcher's report about a worker (read without its host or time prefix:
+    `node-b: exitcode : 1 (pid: 7)` is a summary field too)."""
+    return bool(LAUNCHER_REPORT_RE.search(text) or LAUNCHER_REPORT_RE.search(parse_line(text).text))
+
+
 # Below this an entry's score is noise: the outcome is no_match.
 MIN_CONFIDENCE = 0.3
 # What a line says when it reports a failure (as opposed to a memory report or a loss value).
@@ -132,7 +141,7 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, s
     # the launcher's lines about a worker ("failed (exitcode: 3) local_rank: 1", its summary
     # block) are not that worker's own output: a rank they alone speak of printed nothing
     collateral_errors = {
-        r: fe for r, fe in collateral_errors.items() if not LAUNCHER_REPORT_RE.search(fe.text)
+        r: fe for r, fe in collateral_errors.items() if not launcher_report(fe.text)
     }
     rank, reason = initiating_rank(
         root_errors=root_errors,

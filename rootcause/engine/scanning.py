@@ -25,10 +25,15 @@ from rootcause.evidence import (
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
 from rootcause.ranks import (
     CRASH_EXIT_RE,
+    DS_CAVEAT,
     LAUNCHER_RANK_RE,
+    MAX_NCCL_PIDS,
     ROOT_CAUSE_HEAD,
     CrossRankEvidence,
+    deepspeed_exit,
     mpi_exit,
+    nccl_process,
+    nccl_rank,
 )
 from rootcause.runfacts import MARKER as RUNFACTS_MARKER
 from rootcause.runfacts import RunFacts
@@ -69,6 +74,10 @@ INTERNAL = {
     "launch": RUNFACTS_MARKER,
     # mpirun's report of the first process it saw exit (Open MPI / Horovod jobs)
     "mpi_exit": r"\bnoticed that process rank \d+ with PID|^\s*Process name: \[\[\d+,\d+\],\d+\]",
+    # DeepSpeed's launcher reporting the worker that exited non-zero (rootcause/ranks.py)
+    "ds_exit": r"sigkill_handler\] \[",
+    # an NCCL INFO line stating its process's rank: that pid's later lines are that rank's
+    "nccl_rank": r"NCCL INFO (?:Trees \[0\] -?\d|[^\n]{0,80}\brank \d+ n[Rr]anks \d)",
     # torchrun's `--tee` prefix (a local rank) behind a host prefix: how many nodes the log shows
     "tee_host": r"^[A-Za-z0-9_.<>-]{1,64}: \[default\d",
     # what the launcher says of the node it runs on (group_rank=1, --nproc_per_node=4, ...)
@@ -264,6 +273,11 @@ class Scanner:
             layout.note_host(info.host)
             if layout.multi_node():
                 info = replace(info, rank=layout.global_rank(info.rank, info.host))
+        if info.rank is None and scan.evidence.nccl_ranks and "NCCL" in info.text[:300]:
+            # NCCL's `host:pid:tid [dev]` prefix names no rank, but the pid stated one earlier
+            rank = scan.evidence.nccl_ranks.get(nccl_process(info.text) or ("", -1))
+            if rank is not None:
+                info = replace(info, rank=rank)
         if info.rank is None and scan.source_ranks[source] is not None:
             info = replace(info, rank=scan.source_ranks[source])
         if info.rank is not None:
@@ -368,6 +382,24 @@ class Scanner:
             if scan.evidence.launcher_failed is None:
                 after = [ctx.lines[j][:200] for j in range(i + 1, min(len(ctx.lines), i + 3))]
                 scan.evidence.launcher_failed = mpi_exit(info.text[:1000], after)
+        elif name == "ds_exit":
+            if scan.evidence.launcher_failed is None:
+                after = [ctx.lines[j][:2000] for j in range(i + 1, min(len(ctx.lines), i + 3))]
+                found = deepspeed_exit(info.text[:20_000], after)
+                if found is not None:
+                    local, code = found
+                    layout = scan.evidence.layout
+                    # behind a host prefix (DeepSpeed's pdsh runner: several nodes) the local
+                    # rank is global only where that node's place is stated
+                    known = info.host is None or layout.states_node(info.host)
+                    rank = layout.global_rank(local, info.host) if known else None
+                    scan.evidence.launcher_failed = (rank, code)
+                    scan.evidence.launcher_caveat = DS_CAVEAT
+        elif name == "nccl_rank":
+            stated = nccl_rank(info.text[:2000])
+            if stated is not None and len(scan.evidence.nccl_ranks) < MAX_NCCL_PIDS:
+                scan.evidence.nccl_ranks.setdefault(*stated)
+                scan.ranks_seen.add(stated[1])
         elif name == "layout":
             scan.evidence.layout.observe(info.host, info.text)
         elif name == "recovery":
