@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from rootcause.engine.metrics import Metrics
 from rootcause.evidence import (
     FRAME_LINE_RE,
     LAUNCHER_FAILED_RE,
@@ -171,6 +172,7 @@ class Scan:
     error_lines: list[Hit] = field(default_factory=list)
     error_tail: deque[Hit] = field(default_factory=lambda: deque(maxlen=MAX_ERROR_LINES))
     run: RunFacts = field(default_factory=RunFacts)
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -252,6 +254,8 @@ class Scanner:
                     indexes = indexes[:HEAD_HITS] + indexes[-TAIL_HITS:]
                 for line_index in indexes:
                     self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
+            # the figures the run logs, in the chunk's first and last lines (metrics.py)
+            scan.metrics.read(source, base, body)
             base += window.n_lines
             previous = window
         scan.lines += base

@@ -72,8 +72,10 @@ def test_a_launcher_only_rank_lowers_the_confidence():
     named = _diagnose(_DS_KILLS + line)
     unnamed = _diagnose(_DS_KILLS + line.replace("'--local_rank=1'", "'--seed=1'"))
 
-    assert named.initiating_rank == 1 and unnamed.initiating_rank is None
-    assert named.failure is not None and unnamed.failure is not None
+    assert named.initiating_rank == 1
+    assert unnamed.initiating_rank is None
+    assert named.failure is not None
+    assert unnamed.failure is not None
     assert named.failure.confidence <= unnamed.failure.confidence
 
 
