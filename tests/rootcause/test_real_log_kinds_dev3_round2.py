@@ -282,6 +282,8 @@ def test_oom_listing_two_more_processes_holding_gib_is_ranks_sharing_a_gpu():
 
 @pytest.mark.parametrize("abbreviation", ["e.g.", "i.e."])
 def test_first_sentence_does_not_end_at_an_abbreviation(abbreviation: str):
-    text = f"The loss leaves its normal range ({abbreviation} from 2.3 to 40) and stays there. More."
+    text = (
+        f"The loss leaves its normal range ({abbreviation} from 2.3 to 40) and stays there. More."
+    )
 
     assert _first_sentence(text).endswith("stays there.")
