@@ -150,6 +150,7 @@ class Signal:
     within_lines: int | None
     in_frame: re.Pattern[str] | None
     numeric: Numeric | None
+    cut_traceback: bool = False
 
 
 def signals_of(entries: list[Entry]) -> list[Signal]:
@@ -180,6 +181,7 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
                     else spec.within_lines,
                     in_frame=in_frame,
                     numeric=numeric,
+                    cut_traceback=spec.cut_traceback is True,
                 )
             )
     _check_all(

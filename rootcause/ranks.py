@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 # the operation only when the line goes on after it: a paste cut inside the name ("OpType=ALLREDUC")
 # is not a different collective
-SEQNUM_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?:(?P<op>\w+)[,)])?")
+SEQNUM_RE = re.compile(
+    r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?:(?P<op>\w+)[,)])?(?: NumelIn=(?P<numel>\d+)\b)?"
+)
 ENQUEUED_RE = re.compile(
     r"last enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)"
 )
@@ -221,6 +223,8 @@ class FirstError:
 @dataclass
 class CrossRankEvidence:
     seqnum: dict[int, tuple[int, str]] = field(default_factory=dict)
+    # the element count of the collective each rank timed out in (NumelIn), where printed
+    numel: dict[int, int] = field(default_factory=dict)
     enqueued: dict[int, tuple[int, int]] = field(default_factory=dict)
     mismatch: Counter[tuple[int, str]] = field(default_factory=Counter)
     first_pg: list[int] = field(default_factory=list)
@@ -260,6 +264,8 @@ class CrossRankEvidence:
         seq = SEQNUM_RE.search(head)
         if seq and rank not in self.seqnum:
             self.seqnum[rank] = (int(seq.group("seq")), seq.group("op") or "")
+            if seq.group("numel") is not None:
+                self.numel[rank] = int(seq.group("numel"))
         enq = ENQUEUED_RE.search(head)
         if enq and rank not in self.enqueued:
             self.enqueued[rank] = (int(enq.group("enq")), int(enq.group("done")))
@@ -352,6 +358,34 @@ class CrossRankEvidence:
         if len(seqs) > 1 and seqs[low] == 1:
             rank = next(r for r, (seq, _) in self.seqnum.items() if seq == low)
             return rank, f"rank {rank} is stuck at an earlier collective (SeqNum={low})"
+        if len(seqs) == 1 and len(ops) <= 1:
+            return self._numel_outlier()
+        return None
+
+    def _numel_outlier(self) -> tuple[int, str] | None:
+        """Every rank at the same SeqNum and OpType, but one reducing another number of elements:
+        the collectives differ. With three ranks or more the odd count is that rank's; with two,
+        the rank in a one-element collective (a metric, a loss or a stop flag: it left the
+        gradient reductions of the training loop, e.g. into validation after its last batch)."""
+        if len(self.numel) < 2 or set(self.numel) != set(self.seqnum):
+            return None
+        counts = Counter(self.numel.values())
+        if len(counts) != 2:
+            return None
+        (common, n_common), (odd_count, n_odd) = counts.most_common()
+        if n_odd == 1 and n_common > 1:
+            rank = next(r for r, n in self.numel.items() if n == odd_count)
+            return rank, (
+                f"rank {rank} timed out in a collective of {odd_count} elements, the others in "
+                f"one of {common}"
+            )
+        scalar = [r for r, n in self.numel.items() if n == 1]
+        if n_common == n_odd == 1 and len(scalar) == 1:
+            rank = scalar[0]
+            return rank, (
+                f"rank {rank} timed out in a one-element collective (a metric or a flag) while "
+                "the other reduced a tensor: it had left the training loop's reductions"
+            )
         return None
 
     def _enqueued_outlier(self) -> tuple[int, str] | None:

@@ -109,6 +109,9 @@ class FingerprintSignal(_Part, kw_only=True, frozen=True):
     within_lines: Annotated[int, Meta(ge=1, le=500)] | UnsetType = UNSET
     in_frame: str | UnsetType = UNSET
     numeric: Numeric | UnsetType = UNSET
+    # holds only where the log ends inside this line's traceback, before its exception line (a
+    # paste cut mid-traceback: the deepest frames are all there is of the failure)
+    cut_traceback: bool | UnsetType = UNSET
 
     @property
     def signal_kind(self) -> SignalKind:

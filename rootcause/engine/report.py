@@ -78,7 +78,15 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             "(its traceback or last lines; for a killed process, `dmesg` on its node) would "
             "confirm it",
         )
-    if score < 0.6 and scan.tracebacks == 0 and exit_note is None:
+    cut = any(held.signals[p].cut_traceback for p in held.by_entry[winner])
+    if cut:
+        missing.insert(
+            0,
+            "the log stops inside a traceback, before its exception line: the class is read "
+            "from the deepest frames; the lines after them (the exception's type and message) "
+            "would confirm it",
+        )
+    elif score < 0.6 and scan.tracebacks == 0 and exit_note is None:
         missing.append(
             "no traceback: the class rests on error lines alone; include the full stderr "
             "(the traceback shows the call that failed; for a killed process add "

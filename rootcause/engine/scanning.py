@@ -22,6 +22,7 @@ from rootcause.evidence import (
     ChunkLines,
     LineContext,
     LineInfo,
+    parse_line,
 )
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
 from rootcause.ranks import (
@@ -172,6 +173,10 @@ class Scan:
     error_lines: list[Hit] = field(default_factory=list)
     error_tail: deque[Hit] = field(default_factory=lambda: deque(maxlen=MAX_ERROR_LINES))
     run: RunFacts = field(default_factory=RunFacts)
+    # hits of cut_traceback signals, kept only if the log ends inside their traceback; and the
+    # last exception line of any kind (after it, a traceback was not cut)
+    cut_hits: list[tuple[int, Hit]] = field(default_factory=list)
+    last_raise: tuple[int, int] = (-1, -1)
     metrics: Metrics = field(default_factory=Metrics)
 
 
@@ -181,6 +186,15 @@ _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{
 def rank_from_name(name: str, index: int) -> int:
     m = _NAME_RANK_RE.search(name.rsplit("/", 1)[-1])
     return int(m.group(1)) if m else index
+
+
+def ends_in_traceback(scan: Scan) -> bool:
+    """The log's last line is a frame or the code under one (indented, not an exception line):
+    the paste stops inside a traceback, before the exception line that would end it."""
+    if not scan.tail:
+        return False
+    last = parse_line(scan.tail[-1]).text
+    return bool(FRAME_LINE_RE.match(last)) or (last[:1].isspace() and bool(last.strip()))
 
 
 def _mark_chain(ctx: LineContext, i: int, lineno: int, hit: Hit) -> None:
@@ -312,6 +326,10 @@ class Scanner:
                     return
                 if not any(sig.in_frame.search(f[:1000]) for f in ctx.frames_after(i)):
                     return
+        if sig.cut_traceback:
+            if len(scan.cut_hits) < MAX_PENDING:
+                scan.cut_hits.append((pid, hit))
+            return
         stream: Stream = (source, info.host, info.rank)
         if sig.kind == "error":
             at = (source, lineno)
@@ -356,6 +374,7 @@ class Scanner:
         if name == "traceback":
             scan.tracebacks += 1
         elif name == "exception":
+            scan.last_raise = max(scan.last_raise, (source, lineno))
             if info.rank is not None and CRASH_EXIT_RE.match(info.text):
                 scan.evidence.crashed.add(info.rank)
             hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS])
@@ -442,6 +461,11 @@ class Scanner:
             assert sig.within_lines is not None
             if self._near_anchor(scan, sig, stream, hit.line):
                 held.setdefault(pid, {}).setdefault(hit.rank, hit)
+        if scan.cut_hits and ends_in_traceback(scan):
+            end_source = scan.tail_at[-1][0]
+            for pid, hit in scan.cut_hits:
+                if hit.source == end_source and (hit.source, hit.line) > scan.last_raise:
+                    held.setdefault(pid, {}).setdefault(hit.rank, hit)
         return held
 
     def _near_anchor(self, scan: Scan, sig: Signal, stream: Stream, line: int) -> bool:

@@ -287,3 +287,79 @@ def test_first_sentence_does_not_end_at_an_abbreviation(abbreviation: str):
     )
 
     assert _first_sentence(text).endswith("stays there.")
+
+
+# --- timeouts in collectives of different sizes -------------------------------------------------
+
+
+def _watchdog(rank: int, numel: int, seq: int = 812) -> str:
+    return (
+        f"[rank{rank}]:[E ProcessGroupNCCL.cpp:563] [Rank {rank}] Watchdog caught collective "
+        f"operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn={numel}, "
+        f"NumelOut={numel}, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.\n"
+    )
+
+
+def test_of_two_ranks_the_one_in_a_one_element_collective_left_the_training_loop():
+    result = _diagnose(_watchdog(0, 2359296) + _watchdog(1, 1))
+
+    assert slug(result) == "nccl-timeout"
+    assert result.initiating_rank == 1
+    assert "one-element" in (result.root_cause or "")
+
+
+def test_of_several_ranks_the_one_in_a_collective_of_another_size_is_named():
+    result = _diagnose(
+        _watchdog(0, 4096) + _watchdog(1, 4096) + _watchdog(2, 77) + _watchdog(3, 4096)
+    )
+
+    assert result.initiating_rank == 2
+
+
+def test_two_ranks_in_collectives_of_two_large_sizes_name_no_rank():
+    assert _diagnose(_watchdog(0, 4096) + _watchdog(1, 8192)).initiating_rank is None
+
+
+# --- a paste cut inside the traceback ---------------------------------------------------------
+
+_EVAL_FRAMES = (
+    '  File "run_qa.py", line 700, in main\n'
+    "    metrics = trainer.evaluate(max_length=64)\n"
+    '  File "/site-packages/transformers/trainer.py", line 2515, in evaluation_loop\n'
+    "    preds_host = logits if preds_host is None else nested_concat(preds_host, logits)\n"
+    '  File "/site-packages/transformers/trainer_pt_utils.py", line 97, in nested_concat\n'
+    "    return torch_pad_and_concatenate(tensors, new_tensors, padding_index=padding_index)\n"
+)
+
+
+def test_traceback_cut_in_the_concatenation_of_eval_predictions_is_eval_memory_growth():
+    result = _diagnose(_EVAL_FRAMES)
+
+    assert slug(result) == "eval-memory-growth"
+    assert any("stops inside a traceback" in fact for fact in result.missing_facts)
+
+
+def test_the_same_frames_ending_in_another_exception_are_that_exception():
+    result = _diagnose(
+        _EVAL_FRAMES + "RuntimeError: Sizes of tensors must match except in dimension 0\n"
+    )
+    assert slug(result) != "eval-memory-growth"
+
+
+def test_traceback_cut_in_the_grad_scaler_unscale_is_the_fp16_parameters_error():
+    text = (
+        "Steps:   0%|          | 0/15000 [00:03<?, ?it/s, lr=0.0001, step_loss=0.126]\n"
+        "Traceback (most recent call last):\n"
+        '  File "train_lora.py", line 798, in main\n'
+        "    accelerator.clip_grad_norm_(params_to_clip, 1.0)\n"
+        '  File "/site-packages/accelerate/accelerator.py", line 2040, in clip_grad_norm_\n'
+        "    self.unscale_gradients()\n"
+        '  File "/site-packages/accelerate/accelerator.py", line 2003, in unscale_gradients\n'
+        "    self.scaler.unscale_(opt)\n"
+    )
+    assert slug(_diagnose(text)) == "amp-fp16-params-unscale"
+    ended = (
+        text
+        + "RuntimeError: unscale_() has already been called on this optimizer since the last update().\n"
+    )
+    assert slug(_diagnose(ended)) != "amp-fp16-params-unscale"
