@@ -38,6 +38,8 @@ HOST_MEMORY_RE = re.compile(
     r"(?i)\b(?:rss|(?:host|cpu) mem(?:ory)?|ram (?:use|usage|used))\b[^\n0-9]{0,20}"
     r"(?P<value>[0-9]+(?:\.[0-9]+)?) ?(?P<unit>[MGT])i?B?\b"
 )
+# A tqdm bar's rate (`3.1it/s,` `1.24s/it]`): its postfix shows a running figure, not a logged one.
+PROGRESS_BAR_RE = re.compile(r"[0-9.]+ ?(?:it/s|s/it)[,\]]")
 WINDOW = 4096
 MAX_VALUES = 24  # per window and series
 LINE_CHARS = 600  # what a finding keeps of its line
@@ -75,6 +77,9 @@ class Series:
     recent: deque[tuple[float, At]] = field(default_factory=lambda: deque(maxlen=4))
     # the first value an order of magnitude above the lowest one since that lowest one
     jump: At | None = None
+    # values read from lines that are not a progress bar (a logged figure, not a bar's postfix)
+    plain: int = 0
+    last_plain: At | None = None
 
     def add(self, value: float, at: At) -> None:
         if not math.isfinite(value):
@@ -87,6 +92,9 @@ class Series:
         elif self.jump is None and value >= climbed(self.low):
             self.jump = at
         self.recent.append((value, at))
+        if not PROGRESS_BAR_RE.search(at.text):
+            self.plain += 1
+            self.last_plain = at
 
 
 def climbed(low: float) -> float:
@@ -141,6 +149,15 @@ def _values(
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
         yield value, At(source, line, text[start : end if end >= 0 else len(text)][:LINE_CHARS])
+
+
+def logged_finite_after(metrics: Metrics, position: tuple[int, int]) -> bool:
+    """The run logged a finite loss (on lines that are not progress bars, at least twice) after
+    `position`: a NaN that only a bar's running figure showed did not stay."""
+    series = metrics.loss.get(position[0])
+    if series is None or series.plain < 2 or series.last_plain is None:
+        return False
+    return (series.last_plain.source, series.last_plain.line) > position
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rootcause.catalogue import Entry
+from rootcause.engine.metrics import PROGRESS_BAR_RE, logged_finite_after
 from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Hit, Scan
 from rootcause.evidence import parse_line
 from rootcause.matching import Signal
@@ -104,7 +105,11 @@ def candidates(held: Held, scan: Scan) -> list[int]:
         key=lambda e: (held.collateral(e), -round(held.scores[e], 3), first_error_line(e)),
     )
     ranked = [
-        e for e in ranked if held.scores[e] >= MIN_CONFIDENCE and not _recovered(held, scan, e)
+        e
+        for e in ranked
+        if held.scores[e] >= MIN_CONFIDENCE
+        and not _recovered(held, scan, e)
+        and not _bar_only_nonfinite(held, scan, e)
     ]
     ranked = _drop_resumed(held, scan, ranked)
     if not ranked:
@@ -230,6 +235,22 @@ def _first_in_time(held: Held, ranked: list[int]) -> list[int]:
         if other and not other[0] & lead[0] and earlier(other[1], best_first):
             best, best_first = e, other[1]
     return [best] + [x for x in ranked if x != best]
+
+
+_NONFINITE_RE = re.compile(r"(?i)\b(?:nan|-?inf)\b")
+
+
+def _bar_only_nonfinite(held: Held, scan: Scan, entry: int) -> bool:
+    """Every error line of the entry is a progress bar whose postfix shows NaN or inf (a running
+    mean that one skipped batch spoils), and the run logged a finite loss after the first of
+    them: the logged figure is the run's, the bar's is not (a false alarm)."""
+    hits = held.error_hits(entry)
+    if not hits or not all(
+        PROGRESS_BAR_RE.search(h.text) and _NONFINITE_RE.search(h.text) for h in hits
+    ):
+        return False
+    first = min((h.source, h.line) for h in hits)
+    return logged_finite_after(scan.metrics, first)
 
 
 def _recovered(held: Held, scan: Scan, entry: int) -> bool:

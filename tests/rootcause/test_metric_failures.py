@@ -110,3 +110,30 @@ def test_the_figures_are_read_in_bounded_windows_whatever_the_lines():
         windows = _windows(body)
         assert all(len(text) <= WINDOW for _, text in windows) or windows == [(0, body)]
         assert sum(len(text) for _, text in windows) <= 2 * WINDOW
+
+
+def _bar(i: int, postfix: str) -> str:
+    return f"Epoch 0: {i}%|##   | {i}/100 [00:{i:02d}<01:40, 3.10it/s, {postfix}, v_num=0]\n"
+
+
+def _trainer_dict(i: int) -> str:
+    return f"{{'loss': {0.9 - i / 10:.3f}, 'grad_norm': 1.25, 'learning_rate': 1e-05, 'epoch': {i / 10}}}\n"
+
+
+def test_a_bar_showing_nan_while_the_logged_loss_stays_finite_is_a_false_alarm():
+    text = "".join(_bar(i, "loss=nan") for i in range(10, 20)) + "".join(
+        _trainer_dict(i) for i in range(4)
+    )
+    assert _diagnose(text).outcome == "no_match"
+
+
+def test_a_bar_showing_nan_after_the_last_finite_logged_loss_is_nan_loss():
+    text = "".join(_trainer_dict(i) for i in range(4)) + "".join(
+        _bar(i, "loss=nan") for i in range(10, 20)
+    )
+    assert slug(_diagnose(text)) == "nan-loss"
+
+
+def test_a_bar_showing_nan_with_no_logged_loss_is_nan_loss():
+    text = "".join(_bar(i, "avr_loss=nan") for i in range(10, 20))
+    assert slug(_diagnose(text)) == "nan-loss"
