@@ -244,10 +244,18 @@ BEFORE = Path(__file__).with_name("accuracy_before.json")
 
 
 def before_after(reports: list[tuple[str, Report]]) -> list[str]:
-    """Today's figures beside those of the commit in accuracy_before.json (the last round's)."""
+    """Today's figures beside those of each commit in accuracy_before.json (the rounds' starts),
+    one table per commit."""
     if not BEFORE.is_file():
         return []
-    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    data = json.loads(BEFORE.read_text(encoding="utf-8"))
+    lines: list[str] = []
+    for before in data.get("baselines", [data]):
+        lines += _before_after_table(before, reports)
+    return lines
+
+
+def _before_after_table(before: Report, reports: list[tuple[str, Report]]) -> list[str]:
     lines = [
         "",
         f"Before and after: `{before['commit']}` ({before['note']}) and now.",
