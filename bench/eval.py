@@ -300,7 +300,9 @@ def accuracy_markdown(reports: list[tuple[str, Report]], questions: Report | Non
         "class is named. ECE is the expected calibration error of the stated confidence over the",
         "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
         "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3 and",
-        "realruns/dev (`python -m bench.calibrate`), never on realruns/sealed.",
+        "realruns/dev (`python -m bench.calibrate`), never on realruns/sealed. Those corpora",
+        "are also the ones the engine's signals were written from, so their own ECE is small by",
+        "construction and the fit leans optimistic: realruns/sealed's is the figure to trust.",
         "",
         "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
         " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
