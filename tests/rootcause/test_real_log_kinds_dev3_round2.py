@@ -273,7 +273,10 @@ def test_oom_listing_two_more_processes_holding_gib_is_ranks_sharing_a_gpu():
     )
     contexts = text.replace("20.00 GiB memory", "400.00 MiB memory")
 
-    assert slug(_diagnose(text)) == "nccl-duplicate-gpu"
+    result = _diagnose(text)
+    assert slug(result) == "nccl-duplicate-gpu"
+    # the root cause speaks of ranks sharing a card, not only of NCCL's refusal
+    assert (result.root_cause or "").startswith("Several ranks of the job use the same")
     assert slug(_diagnose(contexts)) != "nccl-duplicate-gpu"
 
 
