@@ -9,8 +9,9 @@ fitted table to calibration.json. The sealed corpus is never read here.
 
 The fit: the scores are cut into fixed bins; each bin's rate of right answers is shrunk towards
 the bin's mean score by a prior of `strength` pseudo-observations (few logs in a bin say little),
-the strength chosen among STRENGTHS by leaving one corpus out (the one that minimises the squared
-error on the left-out corpus), and the bins are then made non-decreasing (pool adjacent
+the strength chosen among STRENGTHS (at least 5: these corpora are the ones the signals were
+written from) by leaving one corpus out (the one that minimises the squared error on the left-out
+corpus), and the bins are then made non-decreasing (pool adjacent
 violators).
 """
 
@@ -32,7 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ROWS = Path(__file__).with_name("calibration_rows.jsonl")
 FIT_CORPORA = ("dev", "dev2", "dev3")
 EDGES = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
-STRENGTHS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
+# At least 5 pseudo-observations: the development corpora are the ones the signals were written
+# from, so a bin of a few weak-evidence logs there is right by construction, not by measure (with
+# no prior, a lone driver line or a class proposed by likeness was stated certain)
+STRENGTHS = (5.0, 10.0, 20.0, 50.0)
 OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 

@@ -26,7 +26,8 @@ MAX_HITS_PER_PATTERN = 200
 
 _NAMED_GROUP_RE = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 _NUMERIC_RE = re.compile(
-    r"^(?P<a>[a-z_]+) *(?P<op>>=|<=|>|<) *(?:(?P<k>[0-9.]+) *\*? *)?(?P<b>[a-z_]*)$"
+    r"^(?P<a>[a-z_]+) *(?:- *(?P<minus>[a-z_]+) *)?(?P<op>>=|<=|>|<) *(?:(?P<k>[0-9.]+) *\*? *)?"
+    r"(?P<b>[a-z_]*)$"
 )
 _SIZE_RE = re.compile(r"(?i)^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGTP]i?B|bytes?|B)?")
 _UNITS = {
@@ -55,11 +56,18 @@ class Numeric:
     factor: float
     right: str | None
     constant: float | None
+    # `reserved - allocated > requested`: the left side is a difference of two groups
+    minus: str | None = None
 
     def holds(self, groups: dict[str, str | None]) -> bool:
         a = to_number(groups.get(self.left))
         if a is None:
             return False
+        if self.minus:
+            subtracted = to_number(groups.get(self.minus))
+            if subtracted is None:
+                return False
+            a -= subtracted
         if self.right:
             b = to_number(groups.get(self.right))
             if b is None:
@@ -87,7 +95,9 @@ def to_number(text: str | None) -> float | None:
 def parse_numeric(expr: str) -> Numeric:
     m = _NUMERIC_RE.match(expr.strip())
     if not m:
-        raise PatternError(f"numeric comparison {expr!r} is not 'a > b', 'a > 2 * b' or 'a > 5'")
+        raise PatternError(
+            f"numeric comparison {expr!r} is not 'a > b', 'a > 2 * b', 'a - b > c' or 'a > 5'"
+        )
     b = m.group("b") or None
     k = m.group("k")
     if b is None and k is None:
@@ -98,6 +108,7 @@ def parse_numeric(expr: str) -> Numeric:
         factor=float(k) if (k and b) else 1.0,
         right=b,
         constant=float(k) if (k and not b) else None,
+        minus=m.group("minus"),
     )
 
 
@@ -139,6 +150,7 @@ class Signal:
     within_lines: int | None
     in_frame: re.Pattern[str] | None
     numeric: Numeric | None
+    cut_traceback: bool = False
 
 
 def signals_of(entries: list[Entry]) -> list[Signal]:
@@ -169,6 +181,7 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
                     else spec.within_lines,
                     in_frame=in_frame,
                     numeric=numeric,
+                    cut_traceback=spec.cut_traceback is True,
                 )
             )
     _check_all(

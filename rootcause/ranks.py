@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 # the operation only when the line goes on after it: a paste cut inside the name ("OpType=ALLREDUC")
 # is not a different collective
-SEQNUM_RE = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?:(?P<op>\w+)[,)])?")
+SEQNUM_RE = re.compile(
+    r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?:(?P<op>\w+)[,)])?(?: NumelIn=(?P<numel>\d+)\b)?"
+)
 ENQUEUED_RE = re.compile(
     r"last enqueued NCCL work: (?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)"
 )
@@ -60,11 +62,35 @@ LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
 CRASH_EXIT_RE = re.compile(r"^\s*exitcode\s*:\s*-(?:4|7|8|11)\b")
 # mpirun's report of the first process it saw exit: "mpirun noticed that process rank 7 with PID
 # 0 on node h exited on signal 9 (Killed)", or its summary "Process name: [[29973,1],0]" followed
-# by "Exit code: 1" (the last number of the name is the process's rank in the job)
+# by "Exit code: 1" (the last number of the name is the process's rank in the job). "exited" is
+# optional: with the node's name blanked in a paste, masking reads "exited" as the host name.
 MPI_EXIT_RE = re.compile(
-    r"noticed that process rank (?P<rank>\d{1,5}) with PID [^\n]{0,200}?exited on signal "
+    r"noticed that process rank (?P<rank>\d{1,5}) with PID [^\n]{0,200}?on signal "
     r"(?P<sig>\d{1,3})|Process name: \[\[\d{1,9},\d{1,9}\],(?P<vpid>\d{1,5})\]"
 )
+# DeepSpeed's launcher (deepspeed/launcher/launch.py) when a worker exits non-zero: it kills the
+# others ("Killing subprocess N"), then logs "[ERROR] [launch.py:321:sigkill_handler] ['python',
+# '-u', 'train.py', '--local_rank=1', ...] exits with return code = -9". The return code is the
+# failed worker's; the command line is the launcher's `cmd`, the last worker it started, so the
+# local rank it shows is only weak evidence of which worker failed.
+DS_LOCAL_RANK_RE = re.compile(r"--local_rank=(?P<local>\d{1,5})\b")
+DS_EXIT_RE = re.compile(r"exits with return code = (?P<code>-?\d{1,5})\b")
+DS_CAVEAT = (
+    "DeepSpeed's launcher prints the command line of the last worker it started beside the "
+    "return code of the one that failed"
+)
+# NCCL's INFO lines of one process (`host:pid:tid [dev] NCCL INFO ...`) that state its rank in the
+# communicator: the ring/tree set-up ("Trees [0] 2/-1/-1->1->0", this rank between the arrows)
+# and the init summary ("comm 0x55d0 rank 1 nranks 4 cudaDev 1"). Every later line of that pid,
+# a WARN included, is that rank's.
+NCCL_PREFIX_RE = re.compile(r"^\s*(?P<host>[^\s:]{1,255}):(?P<pid>\d{1,10}):\d{1,10} \[\d{1,3}\] ")
+NCCL_RANK_RE = re.compile(
+    r"NCCL INFO (?:Trees \[0\] -?\d{1,5}/-?\d{1,5}/-?\d{1,5}->(?P<tree>\d{1,5})->|"
+    r"[^\n]{0,80}?\brank (?P<rank>\d{1,5}) n[Rr]anks \d{1,5}\b)"
+)
+MAX_NCCL_PIDS = 4096
+# In the reason of a rank named from a launcher's report alone (its first exit), nothing else.
+LAUNCHER_ONLY = "weak evidence"
 _MPI_EXIT_CODE_RE = re.compile(r"^\s*Exit code:\s*(-?\d{1,5})")
 # Beyond this a rank number is not taken to imply the ranks below it (bounded work).
 MAX_IMPLIED_RANK = 4096
@@ -161,6 +187,13 @@ class JobLayout:
             or len(self.by_host.keys() - {None}) > 1
         )
 
+    def states_node(self, host: str | None) -> bool:
+        """The lines of `host` say where its node sits in the job (its rank or global ranks)."""
+        layout = self.by_host.get(host)
+        return layout is not None and (
+            layout.node_rank is not None or layout.global_ranks is not None
+        )
+
     def global_rank(self, local: int, host: str | None) -> int | None:
         """The global rank of local rank `local` on the node of `host`; None when the log does
         not give what that takes (a node other than the first, its size not stated)."""
@@ -192,6 +225,8 @@ class FirstError:
 @dataclass
 class CrossRankEvidence:
     seqnum: dict[int, tuple[int, str]] = field(default_factory=dict)
+    # the element count of the collective each rank timed out in (NumelIn), where printed
+    numel: dict[int, int] = field(default_factory=dict)
     enqueued: dict[int, tuple[int, int]] = field(default_factory=dict)
     mismatch: Counter[tuple[int, str]] = field(default_factory=Counter)
     first_pg: list[int] = field(default_factory=list)
@@ -201,6 +236,10 @@ class CrossRankEvidence:
     # with its exit code: the agent stops the others because of it (SIGTERM lines come next)
     # (the local rank is turned into a global one through `layout`; None when it cannot be)
     launcher_failed: tuple[int | None, int] | None = None
+    # what makes the launcher's word weaker than usual (DeepSpeed's command line), for the reason
+    launcher_caveat: str | None = None
+    # (host, pid) of NCCL's line prefix -> the rank that process stated in its INFO lines
+    nccl_ranks: dict[tuple[str, int], int] = field(default_factory=dict)
     # "Rank A is running collective X, but Rank B is running Y" reports: (A, B) pairs
     mismatch_pairs: set[tuple[int, int]] = field(default_factory=set)
     # ranks whose own stream shows a traceback or an exception line
@@ -227,6 +266,8 @@ class CrossRankEvidence:
         seq = SEQNUM_RE.search(head)
         if seq and rank not in self.seqnum:
             self.seqnum[rank] = (int(seq.group("seq")), seq.group("op") or "")
+            if seq.group("numel") is not None:
+                self.numel[rank] = int(seq.group("numel"))
         enq = ENQUEUED_RE.search(head)
         if enq and rank not in self.enqueued:
             self.enqueued[rank] = (int(enq.group("enq")), int(enq.group("done")))
@@ -319,6 +360,34 @@ class CrossRankEvidence:
         if len(seqs) > 1 and seqs[low] == 1:
             rank = next(r for r, (seq, _) in self.seqnum.items() if seq == low)
             return rank, f"rank {rank} is stuck at an earlier collective (SeqNum={low})"
+        if len(seqs) == 1 and len(ops) <= 1:
+            return self._numel_outlier()
+        return None
+
+    def _numel_outlier(self) -> tuple[int, str] | None:
+        """Every rank at the same SeqNum and OpType, but one reducing another number of elements:
+        the collectives differ. With three ranks or more the odd count is that rank's; with two,
+        the rank in a one-element collective (a metric, a loss or a stop flag: it left the
+        gradient reductions of the training loop, e.g. into validation after its last batch)."""
+        if len(self.numel) < 2 or set(self.numel) != set(self.seqnum):
+            return None
+        counts = Counter(self.numel.values())
+        if len(counts) != 2:
+            return None
+        (common, n_common), (odd_count, n_odd) = counts.most_common()
+        if n_odd == 1 and n_common > 1:
+            rank = next(r for r, n in self.numel.items() if n == odd_count)
+            return rank, (
+                f"rank {rank} timed out in a collective of {odd_count} elements, the others in "
+                f"one of {common}"
+            )
+        scalar = [r for r, n in self.numel.items() if n == 1]
+        if n_common == n_odd == 1 and len(scalar) == 1:
+            rank = scalar[0]
+            return rank, (
+                f"rank {rank} timed out in a one-element collective (a metric or a flag) while "
+                "the other reduced a tensor: it had left the training loop's reductions"
+            )
         return None
 
     def _enqueued_outlier(self) -> tuple[int, str] | None:
@@ -345,6 +414,38 @@ def mpi_exit(text: str, following: list[str]) -> tuple[int | None, int] | None:
         if code:
             return int(m.group("vpid")), int(code.group(1))
     return None
+
+
+def deepspeed_exit(text: str, following: list[str]) -> tuple[int, int] | None:
+    """(local rank, return code) from DeepSpeed's launcher line `[...'--local_rank=N'...] exits
+    with return code = C`, the code read from the next lines when a paste wrapped the long
+    command line; None when the line is not one."""
+    local = DS_LOCAL_RANK_RE.search(text)
+    if local is None:
+        return None
+    for line in (text, *following):
+        code = DS_EXIT_RE.search(line)
+        if code:
+            return int(local.group("local")), int(code.group("code"))
+    return None
+
+
+def nccl_rank(text: str) -> tuple[tuple[str, int], int] | None:
+    """((host, pid), rank) from an NCCL INFO line that states the process's rank."""
+    prefix = NCCL_PREFIX_RE.match(text)
+    if prefix is None:
+        return None
+    m = NCCL_RANK_RE.search(text, prefix.end())
+    if m is None:
+        return None
+    rank = m.group("tree") or m.group("rank")
+    return (prefix.group("host"), int(prefix.group("pid"))), int(rank)
+
+
+def nccl_process(text: str) -> tuple[str, int] | None:
+    """(host, pid) of an NCCL line's prefix."""
+    prefix = NCCL_PREFIX_RE.match(text)
+    return (prefix.group("host"), int(prefix.group("pid"))) if prefix else None
 
 
 def earliest(errors: dict[int, FirstError]) -> int | None:
@@ -435,6 +536,7 @@ def initiating_rank(
         # the launcher reports the first exit it saw, usually the first victim: it decides only
         # when no other rank reported an error of its own
         if set(collateral_errors) <= {root}:
-            return root, f"the launcher saw rank {root} exit first (weak evidence)"
+            caveat = f"; {evidence.launcher_caveat}" if evidence.launcher_caveat else ""
+            return root, f"the launcher saw rank {root} exit first, {LAUNCHER_ONLY}{caveat}"
         return None, f"only collateral errors; the launcher saw rank {root} exit first"
     return None, NO_RANK

@@ -65,8 +65,11 @@ Slug = Annotated[str, Meta(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 Command = Annotated[str, Meta(min_length=3)]
 # A list of at least one string (tags, observations, causes, steps…).
 Strings = Annotated[list[str], Meta(min_length=1)]
-# A signal's numeric condition: named groups compared, `free > 2 * req` (see docs/fingerprints.md).
-Numeric = Annotated[str, Meta(pattern=r"^[a-z_]+ *(>|<|>=|<=) *[0-9.]*( *\* *)?[a-z_]*$")]
+# A signal's numeric condition: named groups compared, `free > 2 * req` or `reserved - allocated >
+# req` (see docs/fingerprints.md).
+Numeric = Annotated[
+    str, Meta(pattern=r"^[a-z_]+ *(- *[a-z_]+ *)?(>|<|>=|<=) *[0-9.]*( *\* *)?[a-z_]*$")
+]
 
 
 class _Part(Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -122,6 +125,9 @@ class FingerprintSignal(_Part, kw_only=True, frozen=True):
     within_lines: Annotated[int, Meta(ge=1, le=500)] | UnsetType = UNSET
     in_frame: str | UnsetType = UNSET
     numeric: Numeric | UnsetType = UNSET
+    # holds only where the log ends inside this line's traceback, before its exception line (a
+    # paste cut mid-traceback: the deepest frames are all there is of the failure)
+    cut_traceback: bool | UnsetType = UNSET
 
     @property
     def signal_kind(self) -> SignalKind:

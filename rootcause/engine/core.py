@@ -7,12 +7,13 @@ compiled catalogue they share and runs them in that order.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from functools import cache
 
 from rootcause.catalogue import Entry, catalogue_version, load_entries
-from rootcause.engine import report, rules
-from rootcause.engine.scanning import Scan, Scanner, rank_from_name
+from rootcause.engine import metrics, report, rules
+from rootcause.engine.scanning import Hit, Scan, Scanner, rank_from_name
 from rootcause.matching import Signal, signals_of
 from rootcause.result import DiagnosisResult, EvidenceLine, MatchedLine, SearchMatch
 
@@ -26,6 +27,13 @@ class Engine:
         self.signals: list[Signal] = signals_of(entries)
         self.scanner = Scanner(self.signals)
         self.by_slug = {e.slug: e for e in entries}
+        # the engine's own signals (metrics.py), after the catalogue's, for the classes it holds
+        self.all_signals = self.signals + _metric_signals(entries)
+        self.metric_pids = {
+            (s.slug, s.id): pid
+            for pid, s in enumerate(self.all_signals)
+            if pid >= len(self.signals)
+        }
 
     def diagnose(self, chunks: Iterable[str]) -> DiagnosisResult:
         return self.diagnose_sources([("log", chunks)])
@@ -45,11 +53,23 @@ class Engine:
             if default is not None:
                 scan.ranks_seen.add(default)
             self.scanner.scan_source(scan, index, chunks)
-        held = rules.Held(self.signals, self.entries, self.scanner.held(scan))
+        held = rules.Held(self.all_signals, self.entries, self._held(scan))
         ranked = rules.candidates(held, scan)
         if not ranked:
             return report.no_match(held, scan, self.version)
         return report.diagnosed(held, scan, ranked, self.version)
+
+    def _held(self, scan: Scan) -> dict[int, dict[int | None, Hit]]:
+        """The catalogue's signals that held, and the findings of the logged figures."""
+        held = self.scanner.held(scan)
+        tail = list(zip(scan.tail, scan.tail_at, strict=True))
+        for found in metrics.findings(scan.metrics, tail):
+            pid = self.metric_pids.get((found.slug, found.signal))
+            if pid is not None:
+                at = found.at
+                hit = Hit(at.source, at.line, None, None, None, at.text)
+                held.setdefault(pid, {}).setdefault(None, hit)
+        return held
 
     def search(self, text: str, limit: int = 10) -> list[SearchMatch]:
         """Entries whose signals match pasted error text, best first (no threshold)."""
@@ -87,6 +107,28 @@ class Engine:
             )
         found.sort(key=lambda f: (-f.score, f.slug))
         return found[:limit]
+
+
+def _metric_signals(entries: list[Entry]) -> list[Signal]:
+    """metrics.SIGNALS as signals of the entries they name (skipped when the catalogue has no
+    such class: a fixture catalogue)."""
+    index = {e.slug: i for i, e in enumerate(entries)}
+    patterns = {"loss-divergence": metrics.LOSS_RE, "host-oom-killed": metrics.HOST_MEMORY_RE}
+    return [
+        Signal(
+            entry=index[slug],
+            slug=slug,
+            id=signal,
+            weight=weight,
+            kind="error",
+            regex=patterns.get(slug, re.compile(re.escape(signal))),
+            within_lines=None,
+            in_frame=None,
+            numeric=None,
+        )
+        for slug, signal, weight in metrics.SIGNALS
+        if slug in index
+    ]
 
 
 @cache

@@ -11,9 +11,9 @@ from rootcause.catalogue import Entry
 from rootcause.confidence import LIKELY, what_would_decide
 from rootcause.engine import similar
 from rootcause.engine.calibration import calibrated
-from rootcause.engine.rules import LAUNCHER_REPORT_RE, Held, confidence, initiating
+from rootcause.engine.rules import Held, confidence, initiating, launcher_report
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
-from rootcause.ranks import NO_RANK
+from rootcause.ranks import LAUNCHER_ONLY, NO_RANK
 from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
@@ -29,6 +29,10 @@ MAX_EVIDENCE = 6
 # ("[E1201 04:01:00.100 53136 ProcessGroupNCCL.cpp:2222] …", after an optional rank prefix):
 # error lines without an exception name, which the scan's exception marker does not take.
 _GLOG_ERROR_RE = re.compile(r"^(?:\[rank\d+\]:\s*)?\[?[EF]\d{4} \d\d:\d\d:\d\d")
+
+# A rank named from the launcher's report alone is a guess that one line of that rank's own output
+# would settle: the evidence score is lowered by this factor before it is calibrated.
+LAUNCHER_ONLY_FACTOR = 0.9
 # The last line of a log that stops in the middle of training.
 _PROGRESS_RE = re.compile(
     r"\d+/\d+ \[\d|\bstep[ =:]+\d+|\bepoch[ =:]+\d+|\bloss[ =:]+[0-9.]+|it/s\]|s/it\]"
@@ -44,7 +48,8 @@ def short(text: str) -> str:
 
 def _first_sentence(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
-    m = re.match(rf"(.{{20,{limit}}}?[.!?])(\s|$)", text)
+    # "e.g." and "i.e." end no sentence
+    m = re.match(rf"(.{{20,{limit}}}?(?<!\be\.g)(?<!\bi\.e)[.!?])(\s|$)", text)
     if m:
         return m.group(1)
     if len(text) <= limit:
@@ -72,12 +77,29 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             "rank's stderr (its traceback or last lines; torchrun --tee 3 --log-dir logs keeps "
             "one file per rank)",
         )
-    elif score < 0.6 and scan.tracebacks == 0:
+    elif rank is not None and LAUNCHER_ONLY in rank_reason:
+        missing.insert(
+            0,
+            f"rank {rank} is named from the launcher's report alone: rank {rank}'s own output "
+            "(its traceback or last lines; for a killed process, `dmesg` on its node) would "
+            "confirm it",
+        )
+    cut = any(held.signals[p].cut_traceback for p in held.by_entry[winner])
+    if cut:
+        missing.insert(
+            0,
+            "the log stops inside a traceback, before its exception line: the class is read "
+            "from the deepest frames; the lines after them (the exception's type and message) "
+            "would confirm it",
+        )
+    elif score < 0.6 and scan.tracebacks == 0 and exit_note is None:
         missing.append(
             "no traceback: the class rests on error lines alone; include the full stderr "
             "(the traceback shows the call that failed; for a killed process add "
             "`dmesg | tail`)"
         )
+    if rank is not None and LAUNCHER_ONLY in rank_reason:
+        score *= LAUNCHER_ONLY_FACTOR
     probability = calibrated(score)
     if probability < LIKELY:
         missing.append(_what_would_decide(held, ranked))
@@ -262,9 +284,7 @@ def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, s
     reports = [h for h in hits if _EXITCODE_RE.search(h.text)]
     if not reports:
         return None  # the collateral failures are something else than an exit report
-    if rank is not None and any(
-        h.rank == rank and not LAUNCHER_REPORT_RE.search(h.text) for h in hits
-    ):
+    if rank is not None and any(h.rank == rank and not launcher_report(h.text) for h in hits):
         return None  # that rank's own output is here
     if code is None:
         for h in reports:

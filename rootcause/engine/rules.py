@@ -13,7 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from rootcause.catalogue import Entry
+from rootcause.engine.metrics import PROGRESS_BAR_RE, logged_finite_after
 from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Hit, Scan
+from rootcause.evidence import parse_line
 from rootcause.matching import Signal
 from rootcause.ranks import DISTINCT_FIRST_SECONDS, FirstError, initiating_rank
 
@@ -23,6 +25,14 @@ LAUNCHER_REPORT_RE = re.compile(
     r"^\s*rank\s*:?\s*\d+\s*\(local[_ ]rank|Signal \d+ \(SIG[A-Z]+\) received by PID|"
     r"ChildFailedError"
 )
+
+
+def launcher_report(text: str) -> bool:
+    """The line is the launcher's report about a worker (read without its host or time prefix:
+    `node-b: exitcode : 1 (pid: 7)` is a summary field too)."""
+    return bool(LAUNCHER_REPORT_RE.search(text) or LAUNCHER_REPORT_RE.search(parse_line(text).text))
+
+
 # Below this an entry's score is noise: the outcome is no_match.
 MIN_CONFIDENCE = 0.3
 # What a line says when it reports a failure (as opposed to a memory report or a loss value).
@@ -95,7 +105,11 @@ def candidates(held: Held, scan: Scan) -> list[int]:
         key=lambda e: (held.collateral(e), -round(held.scores[e], 3), first_error_line(e)),
     )
     ranked = [
-        e for e in ranked if held.scores[e] >= MIN_CONFIDENCE and not _recovered(held, scan, e)
+        e
+        for e in ranked
+        if held.scores[e] >= MIN_CONFIDENCE
+        and not _recovered(held, scan, e)
+        and not _bar_only_nonfinite(held, scan, e)
     ]
     ranked = _drop_resumed(held, scan, ranked)
     if not ranked:
@@ -132,7 +146,7 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, s
     # the launcher's lines about a worker ("failed (exitcode: 3) local_rank: 1", its summary
     # block) are not that worker's own output: a rank they alone speak of printed nothing
     collateral_errors = {
-        r: fe for r, fe in collateral_errors.items() if not LAUNCHER_REPORT_RE.search(fe.text)
+        r: fe for r, fe in collateral_errors.items() if not launcher_report(fe.text)
     }
     rank, reason = initiating_rank(
         root_errors=root_errors,
@@ -221,6 +235,22 @@ def _first_in_time(held: Held, ranked: list[int]) -> list[int]:
         if other and not other[0] & lead[0] and earlier(other[1], best_first):
             best, best_first = e, other[1]
     return [best] + [x for x in ranked if x != best]
+
+
+_NONFINITE_RE = re.compile(r"(?i)\b(?:nan|-?inf)\b")
+
+
+def _bar_only_nonfinite(held: Held, scan: Scan, entry: int) -> bool:
+    """Every error line of the entry is a progress bar whose postfix shows NaN or inf (a running
+    mean that one skipped batch spoils), and the run logged a finite loss after the first of
+    them: the logged figure is the run's, the bar's is not (a false alarm)."""
+    hits = held.error_hits(entry)
+    if not hits or not all(
+        PROGRESS_BAR_RE.search(h.text) and _NONFINITE_RE.search(h.text) for h in hits
+    ):
+        return False
+    first = min((h.source, h.line) for h in hits)
+    return logged_finite_after(scan.metrics, first)
 
 
 def _recovered(held: Held, scan: Scan, entry: int) -> bool:

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from rootcause.engine.metrics import Metrics
 from rootcause.evidence import (
     FRAME_LINE_RE,
     LAUNCHER_FAILED_RE,
@@ -21,14 +22,20 @@ from rootcause.evidence import (
     ChunkLines,
     LineContext,
     LineInfo,
+    parse_line,
 )
 from rootcause.matching import CONFIRM_WINDOW, Matcher, Signal
 from rootcause.ranks import (
     CRASH_EXIT_RE,
+    DS_CAVEAT,
     LAUNCHER_RANK_RE,
+    MAX_NCCL_PIDS,
     ROOT_CAUSE_HEAD,
     CrossRankEvidence,
+    deepspeed_exit,
     mpi_exit,
+    nccl_process,
+    nccl_rank,
 )
 from rootcause.runfacts import MARKER as RUNFACTS_MARKER
 from rootcause.runfacts import RunFacts
@@ -69,6 +76,10 @@ INTERNAL = {
     "launch": RUNFACTS_MARKER,
     # mpirun's report of the first process it saw exit (Open MPI / Horovod jobs)
     "mpi_exit": r"\bnoticed that process rank \d+ with PID|^\s*Process name: \[\[\d+,\d+\],\d+\]",
+    # DeepSpeed's launcher reporting the worker that exited non-zero (rootcause/ranks.py)
+    "ds_exit": r"sigkill_handler\] \[",
+    # an NCCL INFO line stating its process's rank: that pid's later lines are that rank's
+    "nccl_rank": r"NCCL INFO (?:Trees \[0\] -?\d|[^\n]{0,80}\brank \d+ n[Rr]anks \d)",
     # torchrun's `--tee` prefix (a local rank) behind a host prefix: how many nodes the log shows
     "tee_host": r"^[A-Za-z0-9_.<>-]{1,64}: \[default\d",
     # what the launcher says of the node it runs on (group_rank=1, --nproc_per_node=4, ...)
@@ -162,6 +173,11 @@ class Scan:
     error_lines: list[Hit] = field(default_factory=list)
     error_tail: deque[Hit] = field(default_factory=lambda: deque(maxlen=MAX_ERROR_LINES))
     run: RunFacts = field(default_factory=RunFacts)
+    # hits of cut_traceback signals, kept only if the log ends inside their traceback; and the
+    # last exception line of any kind (after it, a traceback was not cut)
+    cut_hits: list[tuple[int, Hit]] = field(default_factory=list)
+    last_raise: tuple[int, int] = (-1, -1)
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{1,5})(?!.*\d)")
@@ -170,6 +186,15 @@ _NAME_RANK_RE = re.compile(r"(?i)(?:rank|worker|proc|process|node|gpu)[_.-]?(\d{
 def rank_from_name(name: str, index: int) -> int:
     m = _NAME_RANK_RE.search(name.rsplit("/", 1)[-1])
     return int(m.group(1)) if m else index
+
+
+def ends_in_traceback(scan: Scan) -> bool:
+    """The log's last line is a frame or the code under one (indented, not an exception line):
+    the paste stops inside a traceback, before the exception line that would end it."""
+    if not scan.tail:
+        return False
+    last = parse_line(scan.tail[-1]).text
+    return bool(FRAME_LINE_RE.match(last)) or (last[:1].isspace() and bool(last.strip()))
 
 
 def _mark_chain(ctx: LineContext, i: int, lineno: int, hit: Hit) -> None:
@@ -243,6 +268,8 @@ class Scanner:
                     indexes = indexes[:HEAD_HITS] + indexes[-TAIL_HITS:]
                 for line_index in indexes:
                     self._on_hit(scan, ctx, source, offset + line_index, base + line_index + 1, pid)
+            # the figures the run logs, in the chunk's first and last lines (metrics.py)
+            scan.metrics.read(source, base, body)
             base += window.n_lines
             previous = window
         scan.lines += base
@@ -264,6 +291,11 @@ class Scanner:
             layout.note_host(info.host)
             if layout.multi_node():
                 info = replace(info, rank=layout.global_rank(info.rank, info.host))
+        if info.rank is None and scan.evidence.nccl_ranks and "NCCL" in info.text[:300]:
+            # NCCL's `host:pid:tid [dev]` prefix names no rank, but the pid stated one earlier
+            rank = scan.evidence.nccl_ranks.get(nccl_process(info.text) or ("", -1))
+            if rank is not None:
+                info = replace(info, rank=rank)
         if info.rank is None and scan.source_ranks[source] is not None:
             info = replace(info, rank=scan.source_ranks[source])
         if info.rank is not None:
@@ -294,6 +326,10 @@ class Scanner:
                     return
                 if not any(sig.in_frame.search(f[:1000]) for f in ctx.frames_after(i)):
                     return
+        if sig.cut_traceback:
+            if len(scan.cut_hits) < MAX_PENDING:
+                scan.cut_hits.append((pid, hit))
+            return
         stream: Stream = (source, info.host, info.rank)
         if sig.kind == "error":
             at = (source, lineno)
@@ -338,6 +374,7 @@ class Scanner:
         if name == "traceback":
             scan.tracebacks += 1
         elif name == "exception":
+            scan.last_raise = max(scan.last_raise, (source, lineno))
             if info.rank is not None and CRASH_EXIT_RE.match(info.text):
                 scan.evidence.crashed.add(info.rank)
             hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS])
@@ -368,6 +405,24 @@ class Scanner:
             if scan.evidence.launcher_failed is None:
                 after = [ctx.lines[j][:200] for j in range(i + 1, min(len(ctx.lines), i + 3))]
                 scan.evidence.launcher_failed = mpi_exit(info.text[:1000], after)
+        elif name == "ds_exit":
+            if scan.evidence.launcher_failed is None:
+                after = [ctx.lines[j][:2000] for j in range(i + 1, min(len(ctx.lines), i + 3))]
+                found = deepspeed_exit(info.text[:20_000], after)
+                if found is not None:
+                    local, code = found
+                    layout = scan.evidence.layout
+                    # behind a host prefix (DeepSpeed's pdsh runner: several nodes) the local
+                    # rank is global only where that node's place is stated
+                    known = info.host is None or layout.states_node(info.host)
+                    rank = layout.global_rank(local, info.host) if known else None
+                    scan.evidence.launcher_failed = (rank, code)
+                    scan.evidence.launcher_caveat = DS_CAVEAT
+        elif name == "nccl_rank":
+            stated = nccl_rank(info.text[:2000])
+            if stated is not None and len(scan.evidence.nccl_ranks) < MAX_NCCL_PIDS:
+                scan.evidence.nccl_ranks.setdefault(*stated)
+                scan.ranks_seen.add(stated[1])
         elif name == "layout":
             scan.evidence.layout.observe(info.host, info.text)
         elif name == "recovery":
@@ -406,6 +461,11 @@ class Scanner:
             assert sig.within_lines is not None
             if self._near_anchor(scan, sig, stream, hit.line):
                 held.setdefault(pid, {}).setdefault(hit.rank, hit)
+        if scan.cut_hits and ends_in_traceback(scan):
+            end_source = scan.tail_at[-1][0]
+            for pid, hit in scan.cut_hits:
+                if hit.source == end_source and (hit.source, hit.line) > scan.last_raise:
+                    held.setdefault(pid, {}).setdefault(hit.rank, hit)
         return held
 
     def _near_anchor(self, scan: Scan, sig: Signal, stream: Stream, line: int) -> bool:

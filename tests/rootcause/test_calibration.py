@@ -4,11 +4,15 @@ import json
 from pathlib import Path
 
 from bench.calibrate import ROWS, Scored, fit, reliability, rows_of
+from bench.eval import evaluate
 from rootcause.confidence import CERTAIN, LIKELY, confidence_words
 from rootcause.engine import get_engine
 from rootcause.engine.calibration import TABLE, Calibration, calibrated, raw_scores, using
 
-REALRUNS_DEV = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus" / "dev"
+REALRUNS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
+REALRUNS_DEV = REALRUNS / "dev"
+# the goal of issue 32, on the part of the run-produced corpus the table was not fitted on
+SEALED_ECE_LIMIT = 0.05
 
 
 def _rows() -> list[dict]:
@@ -21,6 +25,16 @@ def test_expected_calibration_error_on_the_committed_rows_is_at_most_five_points
     _, ece = reliability([calibrated(r["score"]) for r in rows], [r["right"] for r in rows])
 
     assert ece <= 0.05
+
+
+def test_expected_calibration_error_on_the_sealed_part_is_at_most_five_points():
+    # the measure of docs/accuracy.md: the stated confidence of every diagnosed log of
+    # realruns/sealed against whether the class (and the labelled rank) was right; only the
+    # figure is read here, as make eval does (nobody tunes the engine on these logs)
+    report = evaluate(REALRUNS / "sealed", get_engine())
+
+    assert report["diagnosed"] >= 20
+    assert report["ece"] <= SEALED_ECE_LIMIT
 
 
 def test_the_committed_rows_are_what_the_engine_says_today_on_the_in_repo_corpus():

@@ -1,0 +1,233 @@
+"""Failures visible only in the figures a run logs: no error line says them.
+
+Two series are followed while the log is read, each in bounded state (how many values, the lowest
+or first one, the last few): the training loss (`loss: 0.74`, `loss = 25237.9`, `'loss': 3.1`,
+`loss=2.3`; not `val_loss` or `eval_loss`) and the host memory a run reports of itself (`RSS MEM
+USE: 5.11G`, `cpu mem: 40 GB`). After the scan each series is judged:
+
+- the loss climbed by an order of magnitude (at least ten times its lowest value, and by at least
+  1) and stayed there: every one of the last values, read from the log's last lines when they
+  hold them, is that high. A spike the run came back from is not it (its last values are low),
+  nor a loss that was high from the start (its lowest value comes first). `loss-divergence`.
+- the host memory multiplied (the last figure at least four times the first, at least 32 GiB, the
+  highest seen, after three rising figures) and the log ends there: the run was growing until
+  the kernel killed it. `host-oom-killed`.
+
+A finding is a signal of the engine's own (`Finding`), weighed like a catalogue signal: low
+enough that any error line of another class outweighs it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+# The loss a progress line reports, and the host memory a run reports of itself, read by Python in
+# each chunk's first and last WINDOW characters (Hyperscan markers for them cost more than the
+# reading: on a log where every line has a loss, they fire on every line).
+# (the character before "loss" is checked apart: `val_loss`, `eval_loss`, `loss_ctc` are others)
+LOSS_RE = re.compile(
+    r"(?i)loss['\"]?[ \t]{0,3}[:=][ \t]{0,3}['\"]?(?P<value>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
+)
+_NOT_BEFORE_LOSS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/.-")
+# (not a bare "ram": the word hides in too many others)
+HOST_MEMORY_RE = re.compile(
+    r"(?i)\b(?:rss|(?:host|cpu) mem(?:ory)?|ram (?:use|usage|used))\b[^\n0-9]{0,20}"
+    r"(?P<value>[0-9]+(?:\.[0-9]+)?) ?(?P<unit>[MGT])i?B?\b"
+)
+# A tqdm bar's rate (`3.1it/s,` `1.24s/it]`): its postfix shows a running figure, not a logged one.
+PROGRESS_BAR_RE = re.compile(r"[0-9.]+ ?(?:it/s|s/it)[,\]]")
+WINDOW = 4096
+MAX_VALUES = 24  # per window and series
+LINE_CHARS = 600  # what a finding keeps of its line
+
+# The loss: values needed, the factor over the lowest one, the least absolute rise.
+MIN_LOSSES = 6
+CLIMB_FACTOR = 10.0
+CLIMB_ABSOLUTE = 1.0
+LAST_LOSSES = 3
+# The host memory: figures needed, the factor over the first one, the least final figure.
+MIN_MEMORY_FIGURES = 3
+MEMORY_FACTOR = 4.0
+MEMORY_FLOOR = 32 * 1024**3
+_UNITS = {"m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+@dataclass(frozen=True)
+class At:
+    """Where a value was read: the line a finding quotes. Figures speak for the run, not for a
+    rank: a finding names none."""
+
+    source: int
+    line: int
+    text: str
+
+
+@dataclass
+class Series:
+    """One figure as the log reports it over time, in bounded state."""
+
+    count: int = 0
+    first: float | None = None
+    low: float = math.inf
+    low_at: int = -1  # the count at which the lowest value was read
+    recent: deque[tuple[float, At]] = field(default_factory=lambda: deque(maxlen=4))
+    # the first value an order of magnitude above the lowest one since that lowest one
+    jump: At | None = None
+    # values read from lines that are not a progress bar (a logged figure, not a bar's postfix)
+    plain: int = 0
+    last_plain: At | None = None
+
+    def add(self, value: float, at: At) -> None:
+        if not math.isfinite(value):
+            return
+        self.count += 1
+        if self.first is None:
+            self.first = value
+        if value < self.low:
+            self.low, self.low_at, self.jump = value, self.count, None
+        elif self.jump is None and value >= climbed(self.low):
+            self.jump = at
+        self.recent.append((value, at))
+        if not PROGRESS_BAR_RE.search(at.text):
+            self.plain += 1
+            self.last_plain = at
+
+
+def climbed(low: float) -> float:
+    """The least value that is an order of magnitude above `low`."""
+    return max(low * CLIMB_FACTOR, low + CLIMB_ABSOLUTE)
+
+
+@dataclass
+class Metrics:
+    """The series one scan follows (one per source file for the loss: ranks of one file log the
+    same loss, files of several jobs would not)."""
+
+    loss: dict[int, Series] = field(default_factory=dict)
+    host_memory: dict[int, Series] = field(default_factory=dict)
+
+    def read(self, source: int, base: int, body: str) -> None:
+        """The values of both series in one chunk (`body`, after `base` lines)."""
+        for start, text in _windows(body):
+            first = base + body.count("\n", 0, start) + 1 if start else base + 1
+            for value, at in _values(LOSS_RE, source, first, text):
+                self.loss.setdefault(source, Series()).add(value, at)
+            for value, at in _values(HOST_MEMORY_RE, source, first, text):
+                self.host_memory.setdefault(source, Series()).add(value, at)
+
+
+def _windows(body: str) -> list[tuple[int, str]]:
+    """The chunk's first and last WINDOW characters, cut at line ends (the whole of a small one)."""
+    if len(body) <= 2 * WINDOW:
+        return [(0, body)]
+    # a line longer than the window is cut: the windows stay WINDOW long whatever the lines
+    head = body.rfind("\n", 0, WINDOW)
+    tail = body.find("\n", len(body) - WINDOW)
+    tail = tail + 1 if tail >= 0 else len(body) - WINDOW
+    return [(0, body[: head if head >= 0 else WINDOW]), (tail, body[tail:])]
+
+
+def _values(
+    pattern: re.Pattern[str], source: int, first_line: int, text: str
+) -> Iterator[tuple[float, At]]:
+    line, counted, kept = first_line, 0, 0
+    for m in pattern.finditer(text):
+        if pattern is LOSS_RE and m.start() > 0 and text[m.start() - 1] in _NOT_BEFORE_LOSS:
+            continue
+        kept += 1
+        if kept > MAX_VALUES:
+            return
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        value = float(m.group("value"))
+        if m.groupdict().get("unit"):
+            value *= _UNITS[m.group("unit").lower()]
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        yield value, At(source, line, text[start : end if end >= 0 else len(text)][:LINE_CHARS])
+
+
+def logged_finite_after(metrics: Metrics, position: tuple[int, int]) -> bool:
+    """The run logged a finite loss (on lines that are not progress bars, at least twice) after
+    `position`: a NaN that only a bar's running figure showed did not stay."""
+    series = metrics.loss.get(position[0])
+    if series is None or series.plain < 2 or series.last_plain is None:
+        return False
+    return (series.last_plain.source, series.last_plain.line) > position
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A failure a series shows: the class, the engine's signal id and weight, the line."""
+
+    slug: str
+    signal: str
+    weight: float
+    at: At
+
+
+# The engine's own signals: (slug, id, weight). Below a traceback-backed class (0.7 and up) and
+# below nan-loss's 0.7, so that a run ending in NaN or in an error line is that.
+LOSS_CLIMB = ("loss-divergence", "loss-climbs-and-stays", 0.45)
+MEMORY_CLIMB = ("host-oom-killed", "host-memory-multiplies", 0.4)
+SIGNALS = (LOSS_CLIMB, MEMORY_CLIMB)
+
+
+def findings(metrics: Metrics, tail: list[tuple[str, tuple[int, int]]]) -> list[Finding]:
+    """What the series show, judged once after the scan. `tail` is the log's last non-empty lines
+    with their (source, line) positions: the last values are read there when it holds them."""
+    out = []
+    for source, series in metrics.loss.items():
+        climb = _loss_climb(series, _tail_values(tail, source, LOSS_RE))
+        if climb is not None:
+            out.append(Finding(LOSS_CLIMB[0], LOSS_CLIMB[1], LOSS_CLIMB[2], climb))
+    for series in metrics.host_memory.values():
+        growth = _memory_growth(series, tail)
+        if growth is not None:
+            out.append(Finding(MEMORY_CLIMB[0], MEMORY_CLIMB[1], MEMORY_CLIMB[2], growth))
+    return out
+
+
+def _tail_values(
+    tail: list[tuple[str, tuple[int, int]]], source: int, pattern: re.Pattern[str]
+) -> list[float]:
+    values = []
+    for text, (src, _) in tail:
+        m = pattern.search(text[:2000]) if src == source else None
+        if m:
+            values.append(float(m.group("value")))
+    return values
+
+
+def _loss_climb(series: Series, tail_values: list[float]) -> At | None:
+    if series.count < MIN_LOSSES or not series.recent:
+        return None
+    last = tail_values[-LAST_LOSSES:] if len(tail_values) >= 2 else []
+    recent = list(series.recent)[-LAST_LOSSES:]
+    last = last or [v for v, _ in recent]
+    # the lowest value came before the last ones: a loss high from its first value did not climb
+    if series.low_at > series.count - len(recent) or series.low <= 0:
+        return None
+    threshold = climbed(series.low)
+    if len(last) < 2 or not all(v >= threshold for v in last):
+        return None
+    # the line where the loss jumped (else the first recorded last value that is high)
+    return series.jump or next((at for v, at in recent if v >= threshold), recent[-1][1])
+
+
+def _memory_growth(series: Series, tail: list[tuple[str, tuple[int, int]]]) -> At | None:
+    if series.count < MIN_MEMORY_FIGURES or series.first is None or not series.recent:
+        return None
+    values = [v for v, _ in series.recent]
+    final, at = series.recent[-1]
+    rising = all(a < b for a, b in zip(values[-3:], values[-2:], strict=False))
+    if not (rising and final >= MEMORY_FACTOR * series.first and final >= MEMORY_FLOOR):
+        return None
+    # the log ends while the figure climbs: its last reported figure is among the last lines
+    if not any(position == (at.source, at.line) for _, position in tail):
+        return None
+    return at
