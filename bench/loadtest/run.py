@@ -155,6 +155,11 @@ class Stack:
             # this load is a list of thousands read and written by every submission, which no
             # real address makes.
             THROTTLE_SUBMISSIONS_PER_ADDRESS="1000000/second",
+            # The same for the bound on concurrent uploads (plumbing/concurrency.py): it is per
+            # address and per token against slow clients, and the load's dozens of users share
+            # one address and a few tokens, each sending as fast as it is answered.
+            CONCURRENT_UPLOADS_PER_ADDRESS="1000",
+            CONCURRENT_UPLOADS_PER_TOKEN="1000",
             PYTHONUNBUFFERED="1",
         )
         return env
