@@ -159,7 +159,7 @@ class Stack:
             # address and per token against slow clients, and the load's dozens of users share
             # one address and a few tokens, each sending as fast as it is answered.
             CONCURRENT_UPLOADS_PER_ADDRESS="1000",
-            CONCURRENT_UPLOADS_PER_TOKEN="1000",
+            CONCURRENT_UPLOADS_PER_TOKEN="1000",  # noqa: S106 - a count, not a secret
             PYTHONUNBUFFERED="1",
         )
         return env
