@@ -249,10 +249,9 @@ def detail(request: HttpRequest, diagnosis_id: str) -> HttpResponse:
             "ranks": sorted(result.ranks, key=lambda r: r.rank)
             if result and diagnosis.kind == Diagnosis.Kind.LOG
             else [],
-            # What the rank table says, in words (the same sentence as the CLI's and alerts').
-            "rank_sentence": rank_sentence(result.initiating_rank, result.ranks)
-            if result and diagnosis.kind == Diagnosis.Kind.LOG
-            else "",
+            # What the rank table says, in words (the same sentence as the CLI's and alerts'); a
+            # bundle's rows are its culprits and the ranks that waited on them.
+            "rank_sentence": rank_sentence(result.initiating_rank, result.ranks) if result else "",
             # A rank can fail first by saying nothing (it hung): the table still names it.
             "silent_initiator": result is not None
             and result.initiating_rank is not None
