@@ -13,6 +13,7 @@ Such a file is read once, by `chunks()` or `read()`, as every caller of the appl
 
 from __future__ import annotations
 
+import io
 from collections import deque
 from collections.abc import Iterator
 from typing import IO, cast
@@ -24,16 +25,23 @@ from django.core.files.uploadhandler import FileUploadHandler
 from plumbing.problems import PayloadTooLarge
 
 PIECE_BYTES = 1 << 20
+# How much of a file's start a first read may take and still give back (a peek at its kind).
+REWIND_BYTES = 64 << 10
 
 
 class _Pieces:
-    """The file object behind PiecesUploadedFile: the pieces, consumed as they are read."""
+    """The file object behind PiecesUploadedFile: the pieces, consumed as they are read. What a
+    first `read(n)` took (a peek at the file's first bytes, up to REWIND_BYTES) is kept, so that
+    `seek(0)` puts it back; past that, or once `chunks()` began, the file cannot be rewound."""
 
     def __init__(self, pieces: deque[bytes]) -> None:
         self.pieces = pieces
         self.closed = False
+        self._given: list[bytes] | None = []  # None: read past what can be rewound
+        self._given_bytes = 0
 
     def take(self) -> Iterator[bytes]:
+        self._given = None
         while self.pieces:
             yield self.pieces.popleft()
 
@@ -48,14 +56,26 @@ class _Pieces:
                 self.pieces.appendleft(piece[wanted:])
                 piece = piece[:wanted]
             out += piece
-        return bytes(out)
+        data = bytes(out)
+        if self._given is not None and self._given_bytes + len(data) <= REWIND_BYTES:
+            self._given.append(data)
+            self._given_bytes += len(data)
+        else:
+            self._given = None
+        return data
 
     def seek(self, offset: int, whence: int = 0) -> int:
-        # Django seeks to 0 before its own reads; pieces already read are gone.
+        if (offset, whence) != (0, 0) or self._given is None:
+            raise io.UnsupportedOperation("an upload read in pieces rewinds only a first peek")
+        for data in reversed(self._given):
+            self.pieces.appendleft(data)
+        self._given, self._given_bytes = [], 0
         return 0
 
     def tell(self) -> int:
-        return 0
+        if self._given is None:
+            raise io.UnsupportedOperation("an upload read in pieces tells only a first peek")
+        return self._given_bytes
 
     def close(self) -> None:
         self.pieces.clear()

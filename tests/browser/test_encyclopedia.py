@@ -15,7 +15,8 @@ def test_an_entry_pages_paste_box_diagnoses_a_sample(page: Any) -> None:
     assert "3 of 3" in page.locator("#quota").inner_text()
     assert "14-day Scale evaluation" in page.locator("#evaluation").inner_text()
     assert "50 diagnoses a day" in page.locator("#evaluation").inner_text()
-    assert "rootcause diagnose train.log --offline" in page.locator("#local + p + pre").inner_text()
+    local = page.locator("pre").filter(has_text="--offline").first.inner_text()
+    assert "rootcause diagnose train.log --offline" in local
     related = page.locator("#related li")
     if related.count():
         assert "severity" in related.first.inner_text().lower()

@@ -71,7 +71,7 @@ def test_a_large_file_is_reduced_to_its_evidence_before_upload(page: Any) -> Non
     assert "failed first" in said
     # The lines the result cites are those of the whole file.
     first_evidence = int(page.locator("#evidence tbody tr td.num").first.inner_text())
-    assert first_evidence > 80_000
+    assert first_evidence > 70_000  # the reduced file has a few hundred lines
     # The server received that, not the file.
     diagnosis_id = page.url.split("/diagnoses/")[1].split("/")[0]
     assert Diagnosis.objects.get(id=diagnosis_id).size_bytes == len(sent.encode())
