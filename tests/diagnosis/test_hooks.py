@@ -22,6 +22,8 @@ def _run_every_stage(diagnosis: Diagnosis) -> bool:
     """Claims and completes each stage in turn; whether the last completion held."""
     completed = False
     for stage in STAGES:
+        if diagnosis.kind not in stage.kinds:
+            continue  # a bundle's analysis: a log passes it by
         claim = services.claim_stage(diagnosis_id=str(diagnosis.id), stage=stage.status)
         assert isinstance(claim, services.Claim)
         completed = services.complete_stage(claim)

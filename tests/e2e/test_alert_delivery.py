@@ -176,7 +176,8 @@ def test_a_worker_killed_with_a_delivery_in_flight_resends_it_with_the_same_id(
         if sample.name == "rootcause_stage_seconds_count"
     }
     assert counts, text
-    assert all(count >= 1 for count in counts.values()), counts
+    # every stage a log runs (a bundle's analysis is listed, at 0, for a log)
+    assert all(counts[stage] >= 1 for stage in counts if stage != "analysing"), counts
 
 
 def test_a_worker_killed_as_the_diagnosis_finishes_delivers_once(
