@@ -198,10 +198,14 @@ def test_trickling_uploads_and_long_polls_leave_healthz_and_submissions_served(
     waited = [seconds for status, seconds in polls if status == 200 and seconds >= WAIT_SECONDS]
     assert 1 <= len(waited) <= 4, polls
     assert all(seconds < WAIT_SECONDS + 5 for _, seconds in polls), polls
-    refused = [seconds for status, seconds in polls if status == 429]
-    # Refused without waiting (seconds here: sixty clients start at once on two cores).
-    assert refused
-    assert max(refused) < WAIT_SECONDS / 2, polls
+    # Every other poll was answered without waiting: a 429 where its token held its bound, a 200
+    # where its process held its share (which of the two depends on how gunicorn spread the
+    # connections over its processes). Seconds here: sixty clients start at once on two cores.
+    answered_at_once = [
+        seconds for status, seconds in polls if not (status == 200 and seconds >= WAIT_SECONDS)
+    ]
+    assert len(answered_at_once) >= SLOW_CLIENTS - 4, polls
+    assert max(answered_at_once) < WAIT_SECONDS / 2, polls
 
 
 def test_probes_answer_while_every_thread_of_the_process_is_held(
