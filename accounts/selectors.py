@@ -72,16 +72,28 @@ def user_for_email(email: str) -> User | None:
     )
 
 
+def read_signed_link(token: str, *, salt: str, max_age: int, what: str, again: str) -> object:
+    """What a signed link carries, if it is genuine and unexpired; else InvalidLink naming `what`
+    the link is ("This verification link") and how to get another (`again`)."""
+    try:
+        return signing.loads(token, salt=salt, max_age=max_age)
+    except signing.SignatureExpired:
+        raise InvalidLink(f"{what} has expired; {again}.") from None
+    except signing.BadSignature:
+        raise InvalidLink(f"{what} is not valid.") from None
+
+
 def user_from_verification_token(token: str) -> tuple[User, str]:
     """The person and the address a verification link was sent for."""
-    try:
-        payload = signing.loads(
-            token, salt=VERIFY_EMAIL_SALT, max_age=settings.EMAIL_VERIFICATION_MAX_AGE
-        )
-    except signing.SignatureExpired:
-        raise InvalidLink("This verification link has expired; ask for a new one.") from None
-    except signing.BadSignature:
-        raise InvalidLink("This verification link is not valid.") from None
+    payload = read_signed_link(
+        token,
+        salt=VERIFY_EMAIL_SALT,
+        max_age=settings.EMAIL_VERIFICATION_MAX_AGE,
+        what="This verification link",
+        again="ask for a new one",
+    )
+    if not isinstance(payload, dict):
+        raise InvalidLink("This verification link is not valid.")
     user = User.objects.filter(pk=payload.get("user"), is_active=True).first()
     email = str(payload.get("email", ""))
     if user is None or user.email.lower() != email:
@@ -208,14 +220,13 @@ def get_invitation_for(actor: Actor, invitation_id: uuid.UUID | str) -> Invitati
 
 def invitation_from_token(token: str) -> Invitation:
     """The invitation a link was sent for, if the link is genuine, unexpired and unused."""
-    try:
-        invitation_id = signing.loads(
-            token, salt=INVITATION_SALT, max_age=settings.INVITATION_MAX_AGE
-        )
-    except signing.SignatureExpired:
-        raise InvalidLink("This invitation has expired; ask for a new one.") from None
-    except signing.BadSignature:
-        raise InvalidLink("This invitation link is not valid.") from None
+    invitation_id = read_signed_link(
+        token,
+        salt=INVITATION_SALT,
+        max_age=settings.INVITATION_MAX_AGE,
+        what="This invitation link",
+        again="ask for a new one",
+    )
     invitation = (
         Invitation.objects.select_related("organization", "invited_by")
         .filter(id=invitation_id)

@@ -34,10 +34,7 @@ from kombu.entity import maybe_delivery_mode
 from kombu.transport import redis as kombu_redis
 from kombu.utils.uuid import uuid
 
-
-def _unstubbed(parent: object) -> Any:  # kombu's private methods are not in its type stubs
-    """The transport's parent class, read loosely by name for the private methods we extend."""
-    return parent
+from plumbing.unstubbed import unstubbed
 
 
 class Channel(kombu_redis.Channel):
@@ -47,12 +44,12 @@ class Channel(kombu_redis.Channel):
         transport = self.connection
         if transport is None or transport.client is None:
             raise redis.ConnectionError("the broker connection was closed")
-        kombu = _unstubbed(super())
+        kombu = unstubbed(super())
         params: dict[str, object] = kombu._connparams(asynchronous=asynchronous)
         return params
 
     def _create_client(self, asynchronous: bool = False) -> redis.Redis:
-        kombu = _unstubbed(super())
+        kombu = unstubbed(super())
         if asynchronous:  # the polling loop's own client, which kombu already keeps
             own: redis.Redis = kombu._create_client(asynchronous=True)
             return own

@@ -16,10 +16,7 @@ from typing import Any
 import redis
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
-
-def _unstubbed(cache: object) -> Any:  # Django's private helpers are not in its type stubs
-    """The cache object, read loosely by name: what follows uses Django's private helpers."""
-    return cache
+from plumbing.unstubbed import unstubbed
 
 
 class _SharedClientCacheClient(RedisCacheClient):
@@ -29,7 +26,7 @@ class _SharedClientCacheClient(RedisCacheClient):
         self._clients: dict[int, redis.Redis] = {}
 
     def get_client(self, key: object = None, *, write: bool = False) -> redis.Redis:
-        django = _unstubbed(self)  # the private helpers below
+        django = unstubbed(self)  # the private helpers below
         index = django._get_connection_pool_index(write)
         client = self._clients.get(index)
         if client is None:
@@ -49,7 +46,7 @@ class _SharedClientCacheClient(RedisCacheClient):
         if timeout == 0:
             self.delete_many(list(data))
             return
-        django = _unstubbed(self)  # its serializer
+        django = unstubbed(self)  # its serializer
         pipeline = self.get_client(write=True).pipeline(transaction=False)
         for key, value in data.items():
             pipeline.set(key, django._serializer.dumps(value), ex=timeout)
@@ -64,6 +61,6 @@ class SharedClientRedisCache(RedisCache):
     def redis_client(self) -> redis.Redis:
         """The shared client of the writing pool, for what Django's cache has no method for
         (plumbing/ratelimit.py's script); keys still go through `make_key`."""
-        django = _unstubbed(self)  # its private attribute
+        django = unstubbed(self)  # its private attribute
         client: redis.Redis = django._cache.get_client(write=True)
         return client

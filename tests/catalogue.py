@@ -44,3 +44,18 @@ def make_entry(slug: str, **overrides: Any) -> dict[str, Any]:
     }
     entry.update(copy.deepcopy(overrides))
     return entry
+
+
+def oom_entry() -> dict[str, Any]:
+    """The shipped slug and title of the failure in tests/diagnosis/logs.OOM_LOG, matched by its
+    OOM line: the one entry the service tests' catalogue needs."""
+    return make_entry(
+        "optimizer-state-oom",
+        title="Optimizer State Memory Explosion",
+        fingerprints={
+            "signals": [
+                {"id": "oom", "pattern": r"CUDA out of memory", "weight": 0.9},
+                {"id": "step", "pattern": r"optimizer\.step\(\)", "weight": 0.2, "kind": "support"},
+            ]
+        },
+    )

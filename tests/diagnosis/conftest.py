@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from encyclopedia.services import load_catalogue
-from tests.catalogue import make_entry
+from tests.catalogue import oom_entry
 from tests.redis_namespace import delete_run_keys
 
 
@@ -27,22 +27,4 @@ def _staged_logs_do_not_outlive_the_test() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _catalogue(db: Any) -> None:
-    load_catalogue(
-        entries=[
-            make_entry(
-                "optimizer-state-oom",
-                title="Optimizer State Memory Explosion",
-                fingerprints={
-                    "signals": [
-                        {"id": "oom", "pattern": r"CUDA out of memory", "weight": 0.9},
-                        {
-                            "id": "step",
-                            "pattern": r"optimizer\.step\(\)",
-                            "weight": 0.2,
-                            "kind": "support",
-                        },
-                    ]
-                },
-            )
-        ]
-    )
+    load_catalogue(entries=[oom_entry()])

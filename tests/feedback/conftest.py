@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from encyclopedia.services import load_catalogue
-from tests.catalogue import make_entry
+from tests.catalogue import make_entry, oom_entry
 from tests.diagnosis.conftest import (  # noqa: F401 - fixtures, registered by being imported
     _staged_logs_do_not_outlive_the_test,
 )
@@ -17,21 +17,7 @@ from tests.diagnosis.conftest import (  # noqa: F401 - fixtures, registered by b
 def _catalogue(db: Any) -> None:
     load_catalogue(
         entries=[
-            make_entry(
-                "optimizer-state-oom",
-                title="Optimizer State Memory Explosion",
-                fingerprints={
-                    "signals": [
-                        {"id": "oom", "pattern": r"CUDA out of memory", "weight": 0.9},
-                        {
-                            "id": "step",
-                            "pattern": r"optimizer\.step\(\)",
-                            "weight": 0.2,
-                            "kind": "support",
-                        },
-                    ]
-                },
-            ),
+            oom_entry(),
             make_entry(
                 "activation-oom",
                 title="Activation Memory Overflow",
