@@ -71,16 +71,15 @@ def request_email_change(*, user: User, new_email: str, password: str) -> str:
 
 def confirm_email_change(*, token: str) -> User:
     """Follow the link: the new address becomes the account's (its sign-in name too), verified."""
-    payload = selectors.read_signed_link(
+    payload: dict[str, object] = selectors.read_signed_link(
         token,
+        dict,
         salt=CHANGE_EMAIL_SALT,
         max_age=settings.EMAIL_VERIFICATION_MAX_AGE,
         what="This link",
         again="ask for the change again",
     )
-    if not isinstance(payload, dict):
-        raise InvalidLink("This link is not valid.")
-    user = User.objects.filter(pk=payload.get("user"), is_active=True).first()
+    user = selectors.active_user_of(payload)
     if user is None or user.email.lower() != payload.get("from"):
         raise InvalidLink("This link was for an address the account no longer has.")
     email = str(payload["to"])

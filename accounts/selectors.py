@@ -72,29 +72,44 @@ def user_for_email(email: str) -> User | None:
     )
 
 
-def read_signed_link(token: str, *, salt: str, max_age: int, what: str, again: str) -> object:
-    """What a signed link carries, if it is genuine and unexpired; else InvalidLink naming `what`
-    the link is ("This verification link") and how to get another (`again`)."""
+_Payload = TypeVar("_Payload")
+
+
+def read_signed_link(
+    token: str, shape: type[_Payload], *, salt: str, max_age: int, what: str, again: str
+) -> _Payload:
+    """What a signed link carries, if it is genuine, unexpired and of the `shape` we sign; else
+    InvalidLink naming `what` the link is ("This verification link") and how to get another."""
     try:
-        return signing.loads(token, salt=salt, max_age=max_age)
+        payload = signing.loads(token, salt=salt, max_age=max_age)
     except signing.SignatureExpired:
         raise InvalidLink(f"{what} has expired; {again}.") from None
     except signing.BadSignature:
         raise InvalidLink(f"{what} is not valid.") from None
+    if not isinstance(payload, shape):
+        raise InvalidLink(f"{what} is not valid.")
+    return payload
+
+
+def active_user_of(payload: dict[str, object]) -> User | None:
+    """The active account a signed link's payload names by its `user` key."""
+    user_id = payload.get("user")
+    if not isinstance(user_id, int):
+        return None
+    return User.objects.filter(pk=user_id, is_active=True).first()
 
 
 def user_from_verification_token(token: str) -> tuple[User, str]:
     """The person and the address a verification link was sent for."""
-    payload = read_signed_link(
+    payload: dict[str, object] = read_signed_link(
         token,
+        dict,
         salt=VERIFY_EMAIL_SALT,
         max_age=settings.EMAIL_VERIFICATION_MAX_AGE,
         what="This verification link",
         again="ask for a new one",
     )
-    if not isinstance(payload, dict):
-        raise InvalidLink("This verification link is not valid.")
-    user = User.objects.filter(pk=payload.get("user"), is_active=True).first()
+    user = active_user_of(payload)
     email = str(payload.get("email", ""))
     if user is None or user.email.lower() != email:
         # The address changed since the link was sent: the link proves nothing about the new one.
@@ -222,6 +237,7 @@ def invitation_from_token(token: str) -> Invitation:
     """The invitation a link was sent for, if the link is genuine, unexpired and unused."""
     invitation_id = read_signed_link(
         token,
+        str,
         salt=INVITATION_SALT,
         max_age=settings.INVITATION_MAX_AGE,
         what="This invitation link",
