@@ -9,7 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from billing_tiers.models import QuotaCharge
 from tests.diagnosis.test_bundles import DATALOADER, WITH_PICKLES, files_of
-from tests.e2e.test_pipeline import URL, _all_database_text, _all_redis_bytes, _wait
+from tests.e2e.diagnoses import all_database_text, all_redis_bytes, wait_for_status
+from tests.e2e.test_pipeline import URL
 
 pytestmark = pytest.mark.e2e
 
@@ -38,7 +39,7 @@ def test_a_bundle_is_masked_and_analysed_by_the_worker_and_names_the_culprit(
     files = [(f"run/{name}", data + planted) for name, data in files_of(DATALOADER)]
 
     response = _post(acme_api, files)
-    diagnosis = _wait(response.json()["id"], until=("done", "failed"))
+    diagnosis = wait_for_status(response.json()["id"], until=("done", "failed"))
 
     assert diagnosis.status == "done", diagnosis.failure_reason
     assert diagnosis.kind == "bundle"
@@ -49,7 +50,7 @@ def test_a_bundle_is_masked_and_analysed_by_the_worker_and_names_the_culprit(
     assert body["remediation"]["verification_command"]  # the shipped catalogue's entry
     assert diagnosis.attempts == 3  # masking, analysing, remediating: one claim each
     assert QuotaCharge.objects.count() == 1
-    database, keys, worker_log = _all_database_text(), _all_redis_bytes(), real_worker.output()
+    database, keys, worker_log = all_database_text(), all_redis_bytes(), real_worker.output()
     assert "rank-stalled-before-collective" in database
     for name, secret in CANARIES.items():
         assert secret not in database, name
@@ -62,7 +63,7 @@ def test_an_archive_with_flight_recorder_pickles_is_diagnosed_by_the_worker(
     real_worker, catalogue, acme_api
 ):
     response = _post(acme_api, [(WITH_PICKLES.name, WITH_PICKLES.read_bytes())])
-    diagnosis = _wait(response.json()["id"], until=("done", "failed"))
+    diagnosis = wait_for_status(response.json()["id"], until=("done", "failed"))
 
     assert diagnosis.status == "done", diagnosis.failure_reason
     body = acme_api.get(response["Location"]).json()

@@ -19,8 +19,8 @@ import pytest
 
 from diagnosis.models import Diagnosis
 from diagnosis.services import lifecycle
-from tests.diagnosis.logs import OOM_LOG
 from tests.e2e import stack
+from tests.e2e.diagnoses import big_log, wait_for_status
 from tests.redis_namespace import delete_run_keys
 from tests.worker import WorkerProcess, tasks_through_redis, wait_for_output, worker_environment
 
@@ -28,30 +28,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 URL = "/api/v1/diagnoses"
 LEASE = 6  # seconds, for the stage longer than its lease
-
-
-def _big_log(megabytes: int) -> bytes:
-    line = (
-        "[rank0]: step {i} loss 2.{i:04d} lr 3.0e-04 grad_norm 1.02 tokens/s 51234 "
-        "ckpt /home/janedoe/runs/exp/step_{i}.pt host gpu-node-17.contoso-research.com\n"
-    )
-    lines, size, i = [], 0, 0
-    while size < megabytes * 1024 * 1024:
-        text = line.format(i=i)
-        lines.append(text)
-        size += len(text)
-        i += 1
-    return ("".join(lines) + OOM_LOG).encode()
-
-
-def _wait(diagnosis_id: str, until: tuple[str, ...], timeout: float) -> Diagnosis:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        diagnosis = Diagnosis.objects.get(id=diagnosis_id)
-        if diagnosis.status in until:
-            return diagnosis
-        time.sleep(0.05)
-    raise AssertionError(f"diagnosis still {diagnosis.status} after {timeout} s")
 
 
 @pytest.fixture
@@ -99,17 +75,17 @@ def test_a_worker_killed_mid_stage_is_taken_over_by_another_within_90_seconds(
     beat.start()
     try:
         # Big enough that the kill lands inside masking, small enough to redo in seconds.
-        response = acme_api.post(URL, data=_big_log(3), content_type="text/plain")
+        response = acme_api.post(URL, data=big_log(3), content_type="text/plain")
         assert response.status_code == 202
         diagnosis_id = response.json()["id"]
-        _wait(diagnosis_id, until=("masking",), timeout=60)
+        wait_for_status(diagnosis_id, until=("masking",), timeout=60)
         holder = _holder(two_workers, diagnosis_id)
         (other,) = (w for w in two_workers if w is not holder)
 
         holder.kill()  # SIGKILL, main process and pool child: no cleanup, no ack
         killed_at = time.monotonic()
         assert Diagnosis.objects.get(id=diagnosis_id).status == "masking", "killed too late"
-        diagnosis = _wait(diagnosis_id, until=("done", "failed"), timeout=120)
+        diagnosis = wait_for_status(diagnosis_id, until=("done", "failed"), timeout=120)
         took = time.monotonic() - killed_at
     finally:
         beat.stop()
@@ -135,15 +111,15 @@ def test_a_stage_longer_than_its_lease_runs_once_while_a_duplicate_waits(
     )
     _start(two_workers, env, tmp_path)
 
-    response = acme_api.post(URL, data=_big_log(8), content_type="text/plain")
+    response = acme_api.post(URL, data=big_log(8), content_type="text/plain")
     assert response.status_code == 202
     diagnosis_id = response.json()["id"]
-    _wait(diagnosis_id, until=("masking",), timeout=60)
+    wait_for_status(diagnosis_id, until=("masking",), timeout=60)
     started = time.monotonic()
     # A second message for the same diagnosis (a redelivery, the sweeper's): the idle worker
     # takes it while the first still masks.
     lifecycle.enqueue_pipeline(Diagnosis.objects.get(id=diagnosis_id).id, "queued")
-    diagnosis = _wait(diagnosis_id, until=("done", "failed"), timeout=120)
+    diagnosis = wait_for_status(diagnosis_id, until=("done", "failed"), timeout=120)
     took = time.monotonic() - started
 
     assert diagnosis.status == "done", diagnosis.failure_reason
