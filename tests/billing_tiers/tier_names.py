@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from billing_tiers.tiers import all_tiers
+from tests.source_code import docstring_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 # Not apps, or not code that runs: the tier table's own app, the tests, the benchmarks.
@@ -61,16 +62,6 @@ def _dict_keys(tree: ast.AST) -> set[int]:
     return {id(key) for node in ast.walk(tree) if isinstance(node, ast.Dict) for key in node.keys}
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
-    return found
-
-
 def _identifier(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -97,7 +88,7 @@ def python_findings(source: str) -> list[str]:
     """Where this module's code names a tier, as "line N: what"."""
     names = {row.name for row in all_tiers()}
     tree = ast.parse(source)
-    docstrings = _docstrings(tree)
+    docstrings = docstring_ids(tree)
     keys = _dict_keys(tree)
     findings: list[str] = []
     for node in ast.walk(tree):

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from django.apps import apps
 
+from tests.source_code import docstring_ids
+
 ROOT = Path(__file__).resolve().parents[2]
 NOT_CHECKED = {"tests", "bench", "editors", "build"}
 
@@ -27,22 +29,12 @@ def _tables() -> dict[str, str]:
     }
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
-    return found
-
-
 def foreign_tables(source: str, package: str) -> list[str]:
     """The tables of other apps that this module's strings name (its docstrings aside)."""
     tables = _tables()
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(tables))) + r")\b")
     tree = ast.parse(source)
-    docstrings = _docstrings(tree)
+    docstrings = docstring_ids(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
