@@ -206,7 +206,7 @@ export class Controller implements vscode.Disposable {
     if (verdict === undefined) {
       const title = session.result.failure?.title ?? "no known failure";
       const choice = await vscode.window.showInformationMessage(`rootcause: was this diagnosis (${title}) right?`, "Right", "Wrong…");
-      if (choice === undefined) return undefined;
+      if (choice !== "Right" && choice !== "Wrong…") return undefined;
       verdict = choice === "Right" ? "right" : "wrong";
     }
     let correctClass = "";

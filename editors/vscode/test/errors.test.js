@@ -66,7 +66,7 @@ test("client too old: an unknown option (exit 2) or a result without the typed f
   assert.equal(out.kind, "too-old");
   // through the command: the install notification, not a bare error; the configured service does
   // not answer here, so its /downloads/ page is named and nothing is offered to copy
-  // (test/service.test.js copies the line of a live service)
+  // (test-live/service.js copies the line of a live service)
   fake.state.settings["rootcause.path"] = old;
   fake.state.settings["rootcause.server"] = "http://127.0.0.1:9/";
   ext.activate(fake.fakeContext());
