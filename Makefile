@@ -70,9 +70,10 @@ beat: install
 # them, in order (tests/conftest.py); TEST_PROCESSES=0 runs everything in this one.
 TEST_PROCESSES ?= 2
 # .venv-realruns (below): tests/live runs real torchrun jobs from it, and skips without it.
+# tests/editors drive the built VS Code extension: `make vscode` runs them, after building it.
 test: install .venv-realruns/.installed
 	$(BIN)/python -m tests.with_services -- $(BIN)/pytest -n $(TEST_PROCESSES) --dist loadgroup \
-		$(PYTEST_ARGS)
+		--ignore=tests/editors $(PYTEST_ARGS)
 
 # The tests that need no service (no PostgreSQL, Redis, worker, browser or server: the rule is
 # tests/conftest.py's needs_services), less the slow fuzz and timing ones, on TEST_PROCESSES.
@@ -89,12 +90,15 @@ test-fast: install
 		$(PYTEST_ARGS)
 
 # The VS Code extension (editors/vscode, docs/editors.md): dev dependencies from its lock, type check,
-# tests against the real client of .venv, and the .vsix. Needs Node.js 20 and npm.
+# tests against the real client of .venv, and the .vsix; then tests/editors: the extension and the
+# real client against a live service (bundles, "Was this right?", the install lines of /downloads/).
+# Needs Node.js 20 and npm.
 vscode: install
 	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error \
 		&& ROOTCAUSE_CLIENT=$(CURDIR)/$(BIN)/rootcause npm test \
 		&& npm run package
 	$(MAKE) --no-print-directory downloads
+	$(BIN)/python -m tests.with_services -- $(BIN)/pytest tests/editors -n 0 -q -p no:cacheprovider
 
 lint: install
 	$(BIN)/ruff format --check .

@@ -1,12 +1,32 @@
-// Finding and running the local client, `rootcause diagnose - --offline --json`, with the log on
-// standard input. No `vscode` import here: the tests run this module against the real client.
+// Finding and running the local client: `rootcause diagnose - --offline --json` with the log on
+// standard input, `rootcause diagnose BUNDLE --json` on a folder or archive, `rootcause feedback`.
+// No `vscode` import here: the tests run this module against the real client (and service).
 import { spawn } from "node:child_process";
 import { accessSync, constants, statSync } from "node:fs";
 import * as path from "node:path";
 import { DiagnosisResult, resultProblem } from "./result";
 
-/** The light client, as the notification and the docs tell it. */
-export const INSTALL_COMMAND = "pip install git+https://git.example.com/rootcause.git";
+/** The light client without a service to take it from: a clone of the repository. */
+export const INSTALL_FROM_CLONE = "pip install .";
+
+/** The service's own release (`/downloads/index.json`, encyclopedia/downloads.py): the install
+ *  line of its client wheel, `pip install <server>/downloads/rootcause-<version>-py3-none-any.whl`,
+ *  or null when the service cannot be asked or serves no wheel. */
+export async function installLine(server: string, timeoutMs = 5000): Promise<string | null> {
+  if (!server) return null;
+  try {
+    const response = await fetch(`${server.replace(/\/+$/, "")}/downloads/index.json`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      headers: { Accept: "application/json" },
+    });
+    if (!response.ok) return null;
+    const index = (await response.json()) as { wheel?: { url?: unknown } | null };
+    const url = index?.wheel?.url;
+    return typeof url === "string" && /^https?:\/\/\S+\.whl$/.test(url) ? `pip install ${url}` : null;
+  } catch {
+    return null;
+  }
+}
 
 export interface FindOptions {
   /** The `rootcause.path` setting; `${workspaceFolder}` is replaced by the first folder. */
@@ -76,7 +96,11 @@ export function findClient(opts: FindOptions): Found {
 
 export interface RunOptions {
   client: string;
-  text: string;
+  /** The log, on standard input. */
+  text?: string;
+  /** Or a bundle (a folder or a .tar.gz/.tar/.zip of one job's per-rank files), by its path: the
+   *  client reads it (offline) or uploads it as one archive (with a service), within its limits. */
+  file?: string;
   /** Empty: offline, nothing leaves the machine. Else the service the user opted into. */
   server?: string;
   /** The service token from SecretStorage; passed in the environment, never on the command line. */
@@ -105,8 +129,8 @@ export type RunOutcome =
   | { ok: true; result: DiagnosisResult; mode: "offline" | "server"; exitCode: number | null; stderr: string }
   | { ok: false; kind: ErrorKind; message: string; exitCode?: number | null; stderr?: string };
 
-export function clientArgs(server?: string): string[] {
-  return server ? ["diagnose", "-", "--json", "--server", server] : ["diagnose", "-", "--offline", "--json"];
+export function clientArgs(server?: string, file = "-"): string[] {
+  return server ? ["diagnose", file, "--json", "--server", server] : ["diagnose", file, "--offline", "--json"];
 }
 
 /** The last lines of the client's stderr, for a message. */
@@ -172,32 +196,33 @@ export function interpret(exitCode: number | null, stdout: string, stderr: strin
   }
 }
 
-/** Run the client on `text` (stdin) and read its result (stdout). Never rejects. */
-export function runClient(opts: RunOptions): Promise<RunOutcome> {
-  const bytes = Buffer.from(opts.text, "utf8");
-  if (opts.text.trim() === "") {
-    return Promise.resolve({ ok: false, kind: "empty", message: "Nothing to diagnose: the text is empty." });
-  }
-  if (bytes.length > opts.maxBytes) {
-    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-    return Promise.resolve({
-      ok: false,
-      kind: "too-large",
-      message:
-        `The text is ${mb(bytes.length)} MB, over the ${mb(opts.maxBytes)} MB limit (rootcause.maxInputMegabytes). ` +
-        "Select the part around the failure (tracebacks and each rank's last lines), or raise the limit.",
-    });
-  }
-  const mode = opts.server ? "server" : "offline";
-  const env: NodeJS.ProcessEnv = { ...(opts.env ?? process.env), NO_COLOR: "1", PYTHONIOENCODING: "utf-8", PYTHONUTF8: "1" };
-  if (opts.server) {
-    if (opts.token) env.ROOTCAUSE_TOKEN = opts.token;
-  } else {
-    delete env.ROOTCAUSE_TOKEN;
-  }
+/** The environment of a client run: no colours, UTF-8; the SecretStorage token for the service
+ *  (in the environment, never argv), and no token at all for an offline run. */
+function clientEnv(base: NodeJS.ProcessEnv | undefined, server?: string, token?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...(base ?? process.env), NO_COLOR: "1", PYTHONIOENCODING: "utf-8", PYTHONUTF8: "1" };
+  if (!server) delete env.ROOTCAUSE_TOKEN;
+  else if (token) env.ROOTCAUSE_TOKEN = token;
+  return env;
+}
+
+interface Spawned {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+type SpawnFailure = { ok: false; kind: "missing" | "failed" | "timeout" | "cancelled"; message: string };
+
+/** Run the client with `args`, `input` on stdin; its exit code and output, or why it did not run
+ *  or finish. Never rejects. */
+function spawnClient(
+  client: string,
+  args: string[],
+  opts: { input: Buffer; env: NodeJS.ProcessEnv; timeoutMs: number; cwd?: string; signal?: AbortSignal },
+): Promise<Spawned | SpawnFailure> {
   return new Promise((resolve) => {
     let settled = false;
-    const done = (o: RunOutcome) => {
+    const done = (o: Spawned | SpawnFailure) => {
       if (!settled) {
         settled = true;
         clearTimeout(timer);
@@ -208,15 +233,15 @@ export function runClient(opts: RunOptions): Promise<RunOutcome> {
     let child: ReturnType<typeof spawn>;
     const group = process.platform !== "win32";
     try {
-      child = spawn(opts.client, clientArgs(opts.server), {
+      child = spawn(client, args, {
         cwd: opts.cwd,
-        env,
+        env: opts.env,
         stdio: ["pipe", "pipe", "pipe"],
         windowsHide: true,
         detached: group,
       });
     } catch (e) {
-      resolve({ ok: false, kind: "missing", message: `Cannot start ${opts.client}: ${(e as Error).message}` });
+      resolve({ ok: false, kind: "missing", message: `Cannot start ${client}: ${(e as Error).message}` });
       return;
     }
     const out: Buffer[] = [];
@@ -245,18 +270,104 @@ export function runClient(opts: RunOptions): Promise<RunOutcome> {
     }, opts.timeoutMs);
     const onAbort = () => {
       kill();
-      done({ ok: false, kind: "cancelled", message: "Diagnosis cancelled." });
+      done({ ok: false, kind: "cancelled", message: "Cancelled." });
     };
     opts.signal?.addEventListener("abort", onAbort);
     child.on("error", (e: NodeJS.ErrnoException) => {
       const missing = e.code === "ENOENT" || e.code === "EACCES";
-      done({ ok: false, kind: missing ? "missing" : "failed", message: `Cannot start ${opts.client}: ${e.message}` });
+      done({ ok: false, kind: missing ? "missing" : "failed", message: `Cannot start ${client}: ${e.message}` });
     });
     child.on("close", (code) => {
-      done(interpret(code, Buffer.concat(out).toString("utf8"), Buffer.concat(errs).toString("utf8"), mode));
+      done({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(errs).toString("utf8") });
     });
     // The client may exit before reading everything (a usage error): ignore EPIPE, the exit code tells.
     child.stdin!.on("error", () => undefined);
-    child.stdin!.end(bytes);
+    child.stdin!.end(opts.input);
   });
+}
+
+/** Run the client on `text` (stdin) or on the bundle `file`, and read its result (stdout). Never rejects. */
+export async function runClient(opts: RunOptions): Promise<RunOutcome> {
+  let input = Buffer.alloc(0);
+  if (opts.file === undefined) {
+    const text = opts.text ?? "";
+    input = Buffer.from(text, "utf8");
+    if (text.trim() === "") return { ok: false, kind: "empty", message: "Nothing to diagnose: the text is empty." };
+    if (input.length > opts.maxBytes) {
+      const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+      return {
+        ok: false,
+        kind: "too-large",
+        message:
+          `The text is ${mb(input.length)} MB, over the ${mb(opts.maxBytes)} MB limit (rootcause.maxInputMegabytes). ` +
+          "Select the part around the failure (tracebacks and each rank's last lines), or raise the limit.",
+      };
+    }
+  }
+  const mode = opts.server ? "server" : "offline";
+  const ran = await spawnClient(opts.client, clientArgs(opts.server, opts.file), {
+    input,
+    env: clientEnv(opts.env, opts.server, opts.token),
+    timeoutMs: opts.timeoutMs,
+    cwd: opts.cwd,
+    signal: opts.signal,
+  });
+  if ("ok" in ran) return ran.kind === "cancelled" ? { ...ran, message: "Diagnosis cancelled." } : ran;
+  return interpret(ran.code, ran.stdout, ran.stderr, mode);
+}
+
+/** "Was this right?" on a diagnosis the service keeps (`rootcause feedback`, the service's
+ *  `POST /api/v1/diagnoses/{id}/feedback`). */
+export interface FeedbackOptions {
+  client: string;
+  /** The diagnosis's link (a visitor's carries its `?key=`) or id. */
+  diagnosis: string;
+  server: string;
+  token?: string;
+  right: boolean;
+  /** With a wrong verdict: the right class's slug, or `none` for a run that did not fail. */
+  correctClass?: string;
+  note?: string;
+  timeoutMs: number;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export type FeedbackOutcome =
+  | { ok: true; message: string }
+  | { ok: false; kind: "missing" | "too-old" | "refused" | "rate-limited" | "outage" | "failed" | "timeout" | "cancelled"; message: string };
+
+export function feedbackArgs(opts: Pick<FeedbackOptions, "diagnosis" | "server" | "right" | "correctClass" | "note">): string[] {
+  const args = ["feedback", opts.diagnosis, opts.right ? "--right" : "--wrong", "--server", opts.server];
+  if (!opts.right && opts.correctClass) args.push("--class", opts.correctClass);
+  if (opts.note) args.push("--note", opts.note);
+  return args;
+}
+
+/** Send the verdict through the client; what it said, by its exit code (0 recorded, 2 refused,
+ *  3 rate limited, 4 the service out). Never rejects. */
+export async function sendFeedback(opts: FeedbackOptions): Promise<FeedbackOutcome> {
+  const ran = await spawnClient(opts.client, feedbackArgs(opts), {
+    input: Buffer.alloc(0),
+    env: clientEnv(opts.env, opts.server, opts.token),
+    timeoutMs: opts.timeoutMs,
+    cwd: opts.cwd,
+  });
+  if ("ok" in ran) return ran;
+  const said = tail(ran.stderr).replace(/^error: /gm, "");
+  switch (ran.code) {
+    case 0:
+      return { ok: true, message: ran.stdout.trim() || "recorded" };
+    case 2:
+      if (/no such command/i.test(ran.stderr)) {
+        return { ok: false, kind: "too-old", message: `The rootcause client is too old to send feedback: ${said}` };
+      }
+      return { ok: false, kind: "refused", message: `rootcause: ${said}` };
+    case 3:
+      return { ok: false, kind: "rate-limited", message: `rootcause: ${said}` };
+    case 4:
+      return { ok: false, kind: "outage", message: `rootcause: ${said}` };
+    default:
+      return { ok: false, kind: "failed", message: `The rootcause client failed (exit ${ran.code ?? "by signal"}). ${said}` };
+  }
 }

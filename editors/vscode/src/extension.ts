@@ -1,8 +1,10 @@
-// Wiring: the three Diagnose commands, the results panel, the Problems entries, the code lens and
-// the service token. The client runs in client.ts; the panel's HTML is html.ts.
+// Wiring: the Diagnose commands (selection, file, terminal, bundle), the results panel, the
+// Problems entries, the code lens, "Was this right?" and the service token. The client runs in
+// client.ts; the panel's HTML is html.ts.
+import { statSync } from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { findClient, INSTALL_COMMAND, RunOutcome, runClient } from "./client";
+import { FeedbackOutcome, findClient, Found, INSTALL_FROM_CLONE, installLine, RunOutcome, runClient, sendFeedback } from "./client";
 import { lineProblems, Severity } from "./diagnostics";
 import { encyclopediaLink, newNonce, renderHtml } from "./html";
 import { DiagnosisResult } from "./result";
@@ -12,16 +14,22 @@ export const COMMANDS = {
   selection: "rootcause.diagnoseSelection",
   file: "rootcause.diagnoseFile",
   terminal: "rootcause.diagnoseLastTerminalCommand",
+  bundle: "rootcause.diagnoseBundle",
+  feedback: "rootcause.feedback",
   setToken: "rootcause.setToken",
   clearToken: "rootcause.clearToken",
 } as const;
 
 const TOKEN_KEY = "rootcause.token";
 const LOG_EXTENSIONS = ["log", "txt", "out", "err"];
+/** A catalogue slug, as the service's feedback API takes it (or `none`). */
+const SLUG = /^[a-z0-9][a-z0-9-]{0,99}$/;
 
+/** What diagnose() gives the client: text on stdin, or a bundle's path. */
+export type Input = { text: string } | { file: string };
 /** What was diagnosed, and how to find its lines again. */
 export interface Source {
-  kind: "file" | "selection" | "terminal";
+  kind: "file" | "selection" | "terminal" | "bundle";
   label: string;
   /** The document (file, selection); absent for terminal output until it is opened. */
   uri?: vscode.Uri;
@@ -38,6 +46,10 @@ export interface Session {
   server?: string;
   encyclopediaUrl: string | null;
   historyUrl: string | null;
+  /** The diagnosis on the service, for "Was this right?" (its page link); null offline. */
+  diagnosisLink: string | null;
+  /** The verdict this editor sent on it, once the service recorded it. */
+  feedback?: "right" | "wrong";
 }
 
 const SEVERITY: Record<Severity, vscode.DiagnosticSeverity> = {
@@ -89,7 +101,7 @@ export class Controller implements vscode.Disposable {
     const doc = editor.document;
     const name = path.basename(doc.uri.path) || doc.uri.toString();
     const label = `selection of ${name} (lines ${sel.start.line + 1}–${sel.end.line + 1})`;
-    return this.diagnose(doc.getText(sel), { kind: "selection", label, uri: doc.uri, lineOffset: sel.start.line });
+    return this.diagnose({ text: doc.getText(sel) }, { kind: "selection", label, uri: doc.uri, lineOffset: sel.start.line });
   }
 
   async diagnoseFile(uri?: vscode.Uri): Promise<RunOutcome | undefined> {
@@ -112,7 +124,7 @@ export class Controller implements vscode.Disposable {
       return undefined;
     }
     const label = path.basename(target.path) || target.toString();
-    return this.diagnose(text, { kind: "file", label, uri: target, lineOffset: 0 });
+    return this.diagnose({ text }, { kind: "file", label, uri: target, lineOffset: 0 });
   }
 
   async diagnoseLastTerminalCommand(): Promise<RunOutcome | undefined> {
@@ -142,7 +154,109 @@ export class Controller implements vscode.Disposable {
     }
     const cmd = last.commandLine.length > 60 ? last.commandLine.slice(0, 57) + "…" : last.commandLine;
     const label = `last command in terminal “${terminal.name}”${cmd ? `: ${cmd}` : ""}`;
-    return this.diagnose(last.output, { kind: "terminal", label, lineOffset: 0, text: last.output });
+    return this.diagnose({ text: last.output }, { kind: "terminal", label, lineOffset: 0, text: last.output });
+  }
+
+  /** One job's per-rank files (logs, flight-recorder dumps, py-spy and faulthandler stacks), a
+   *  folder or a .tar.gz/.tar/.zip, for a hang verdict: from the explorer's menu, or picked. */
+  async diagnoseBundle(uri?: vscode.Uri): Promise<RunOutcome | undefined> {
+    let target = uri instanceof vscode.Uri ? uri : undefined;
+    if (!target) {
+      const picked = await vscode.window.showOpenDialog({
+        canSelectFolders: true,
+        canSelectFiles: false,
+        canSelectMany: false,
+        openLabel: "Diagnose bundle",
+        title: "The folder of one job's per-rank files (logs, flight-recorder dumps, stack dumps)",
+      });
+      if (!picked || picked.length === 0) return undefined;
+      target = picked[0];
+    }
+    if (target.scheme !== "file") {
+      void vscode.window.showErrorMessage(`rootcause: ${target.toString()} is not on this machine's disk; the client reads bundles from local folders and archives.`);
+      return undefined;
+    }
+    let folder: boolean;
+    try {
+      folder = statSync(target.fsPath).isDirectory();
+    } catch (e) {
+      void vscode.window.showErrorMessage(`rootcause: cannot read ${target.fsPath}: ${(e as Error).message}`);
+      return undefined;
+    }
+    const name = path.basename(target.fsPath) || target.fsPath;
+    const label = folder ? `bundle ${name}/` : `bundle ${name}`;
+    return this.diagnose({ file: target.fsPath }, { kind: "bundle", label, lineOffset: 0 });
+  }
+
+  /** "Was this right?" on the panel's diagnosis: right, or wrong with the right class and a note
+   *  if the user knows them, sent through the client to the service that made the diagnosis. */
+  async feedback(verdict?: "right" | "wrong"): Promise<FeedbackOutcome | undefined> {
+    const session = this.session;
+    if (!session) {
+      void vscode.window.showInformationMessage("rootcause: no diagnosis yet. Diagnose a log or a bundle, then say whether it was right.");
+      return undefined;
+    }
+    if (!session.diagnosisLink || !session.server) {
+      void vscode.window.showInformationMessage(
+        "rootcause: this diagnosis was made on this machine (offline) and is kept nowhere, so there is nothing to rate. " +
+          "With rootcause.server set, diagnoses go to the service, and you can say there whether they were right.",
+      );
+      return undefined;
+    }
+    if (verdict === undefined) {
+      const title = session.result.failure?.title ?? "no known failure";
+      const choice = await vscode.window.showInformationMessage(`rootcause: was this diagnosis (${title}) right?`, "Right", "Wrong…");
+      if (choice !== "Right" && choice !== "Wrong…") return undefined;
+      verdict = choice === "Right" ? "right" : "wrong";
+    }
+    let correctClass = "";
+    let note = "";
+    if (verdict === "wrong") {
+      const named = await vscode.window.showInputBox({
+        title: "rootcause: the diagnosis was wrong",
+        prompt: "The right class's slug, as in the encyclopedia's links (e.g. activation-oom), or none if the run did not fail. Empty if you do not know.",
+        placeHolder: "activation-oom",
+        ignoreFocusOut: true,
+        validateInput: (v: string) => (v.trim() === "" || SLUG.test(v.trim()) ? undefined : "A class slug: lower-case letters, digits and dashes."),
+      });
+      if (named === undefined) return undefined;
+      correctClass = named.trim();
+      const said = await vscode.window.showInputBox({
+        title: "rootcause: a note for the people who review it (optional)",
+        prompt: "What was the real cause? Masked like the log before it is stored.",
+        ignoreFocusOut: true,
+      });
+      if (said === undefined) return undefined;
+      note = said.trim();
+    }
+    const found = this.client();
+    if (found.path === null) {
+      await this.notifyInstall(this.notFound(found));
+      return { ok: false, kind: "missing", message: "client not found" };
+    }
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const outcome = await sendFeedback({
+      client: found.path,
+      diagnosis: session.diagnosisLink,
+      server: session.server,
+      token: await this.context.secrets.get(TOKEN_KEY),
+      right: verdict === "right",
+      correctClass,
+      note,
+      timeoutMs: Math.max(5, this.config().get<number>("timeoutSeconds", 120)) * 1000,
+      cwd: folders[0],
+    });
+    if (!outcome.ok) {
+      if (outcome.kind === "too-old" || outcome.kind === "missing") await this.notifyInstall(outcome.message);
+      else void vscode.window.showErrorMessage(outcome.message);
+      return outcome;
+    }
+    void vscode.window.showInformationMessage(`rootcause: ${outcome.message}`);
+    if (this.session === session) {
+      session.feedback = verdict;
+      if (this.panel) this.showPanel(session);
+    }
+    return outcome;
   }
 
   async setToken(): Promise<void> {
@@ -169,13 +283,22 @@ export class Controller implements vscode.Disposable {
 
   // ---- running the client ---------------------------------------------------------------------
 
-  async diagnose(text: string, source: Source): Promise<RunOutcome> {
+  private client(): Found {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    return findClient({ configured: this.config().get<string>("path", ""), workspaceFolders: folders, env: process.env });
+  }
+
+  private notFound(found: Found & { path: null }): string {
+    const where = found.configured ? "at the path in rootcause.path" : "on the PATH or in the workspace's virtual environment";
+    return `The rootcause client was not found ${where}.`;
+  }
+
+  async diagnose(input: Input, source: Source): Promise<RunOutcome> {
     const config = this.config();
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const found = findClient({ configured: config.get<string>("path", ""), workspaceFolders: folders, env: process.env });
+    const found = this.client();
     if (found.path === null) {
-      const where = found.configured ? "at the path in rootcause.path" : "on the PATH or in the workspace's virtual environment";
-      await this.notifyInstall(`The rootcause client was not found ${where}.`);
+      await this.notifyInstall(this.notFound(found));
       return { ok: false, kind: "missing", message: "client not found" };
     }
     const server = config.get<string>("server", "").trim().replace(/\/+$/, "");
@@ -183,7 +306,14 @@ export class Controller implements vscode.Disposable {
     const outcome = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: server ? `rootcause: sending the log to ${server}…` : "rootcause: diagnosing on this machine…",
+        title:
+          "file" in input
+            ? server
+              ? `rootcause: sending the bundle to ${server}…`
+              : "rootcause: reading the bundle on this machine…"
+            : server
+              ? `rootcause: sending the log to ${server}…`
+              : "rootcause: diagnosing on this machine…",
         cancellable: true,
       },
       (_progress, cancel) => {
@@ -191,7 +321,7 @@ export class Controller implements vscode.Disposable {
         cancel.onCancellationRequested(() => abort.abort());
         return runClient({
           client: found.path,
-          text,
+          ...input,
           server: server || undefined,
           token,
           timeoutMs: Math.max(5, config.get<number>("timeoutSeconds", 120)) * 1000,
@@ -208,28 +338,35 @@ export class Controller implements vscode.Disposable {
     }
     const result = outcome.result;
     const base = server || config.get<string>("encyclopediaUrl", "https://rootcause.example.com").trim();
+    const page = server && result.id ? (result.link ?? `${server}/diagnoses/${encodeURIComponent(result.id)}/`) : null;
     this.session = {
       result,
       source,
       mode: outcome.mode,
       server: server || undefined,
       encyclopediaUrl: encyclopediaLink(result.encyclopedia_url, base),
-      historyUrl: server && result.id ? `${server}/diagnoses/${encodeURIComponent(result.id)}/` : null,
+      historyUrl: page,
+      diagnosisLink: page,
     };
     this.showDiagnostics(this.session);
     this.showPanel(this.session);
     return outcome;
   }
 
+  /** The client is missing or too old: how to install it. With a service configured, the line
+   *  its /downloads/ page gives (the wheel it serves); else from a clone or a service's page. */
   private async notifyInstall(reason: string): Promise<void> {
-    const choice = await vscode.window.showWarningMessage(
-      `${reason} Install the light client with “${INSTALL_COMMAND}” (or “pip install .” in a clone of rootcause), ` +
-        "or point the rootcause.path setting at an existing one.",
-      "Open setting",
-      "Copy install command",
-    );
+    const server = this.config().get<string>("server", "").trim().replace(/\/+$/, "");
+    const line = server ? await installLine(server) : null;
+    const how = line
+      ? `Install the light client from ${server} with “${line}”`
+      : server
+        ? `Install the light client from ${server}/downloads/ (the pip install line there), or with “${INSTALL_FROM_CLONE}” in a clone of rootcause`
+        : `Install the light client with the pip install line of your rootcause service's /downloads/ page, or with “${INSTALL_FROM_CLONE}” in a clone of rootcause`;
+    const items = line ? ["Open setting", "Copy install command"] : ["Open setting"];
+    const choice = await vscode.window.showWarningMessage(`${reason} ${how}, or point the rootcause.path setting at an existing one.`, ...items);
     if (choice === "Open setting") void vscode.commands.executeCommand("workbench.action.openSettings", "rootcause.path");
-    if (choice === "Copy install command") await vscode.env.clipboard.writeText(INSTALL_COMMAND);
+    if (choice === "Copy install command" && line) await vscode.env.clipboard.writeText(line);
   }
 
   // ---- Problems -------------------------------------------------------------------------------
@@ -270,12 +407,13 @@ export class Controller implements vscode.Disposable {
       server: session.server,
       encyclopediaUrl: session.encyclopediaUrl,
       historyUrl: session.historyUrl,
+      feedback: session.diagnosisLink ? { given: session.feedback } : null,
     });
     this.panel.reveal(vscode.ViewColumn.Beside, true);
   }
 
   /** Messages from the webview name an action; the values acted on come from the session, never the page. */
-  async onMessage(message: { type?: unknown; line?: unknown; which?: unknown }): Promise<void> {
+  async onMessage(message: { type?: unknown; line?: unknown; which?: unknown }): Promise<unknown> {
     const session = this.session;
     if (!session || typeof message !== "object" || message === null) return;
     const rem = session.result.remediation;
@@ -299,6 +437,11 @@ export class Controller implements vscode.Disposable {
         return;
       case "openHistory":
         if (session.historyUrl) await vscode.env.openExternal(vscode.Uri.parse(session.historyUrl));
+        return;
+      case "feedback":
+        if (message.which === "right" || message.which === "wrong") return this.feedback(message.which);
+        return;
+      default:
         return;
     }
   }
@@ -359,6 +502,8 @@ export function activate(context: vscode.ExtensionContext): Controller {
     vscode.commands.registerCommand(COMMANDS.selection, () => controller.diagnoseSelection()),
     vscode.commands.registerCommand(COMMANDS.file, (uri?: vscode.Uri) => controller.diagnoseFile(uri)),
     vscode.commands.registerCommand(COMMANDS.terminal, () => controller.diagnoseLastTerminalCommand()),
+    vscode.commands.registerCommand(COMMANDS.bundle, (uri?: vscode.Uri) => controller.diagnoseBundle(uri)),
+    vscode.commands.registerCommand(COMMANDS.feedback, () => controller.feedback()),
     vscode.commands.registerCommand(COMMANDS.setToken, () => controller.setToken()),
     vscode.commands.registerCommand(COMMANDS.clearToken, () => controller.clearToken()),
     vscode.languages.registerCodeLensProvider(CODE_LENS_SELECTOR, new LogCodeLens()),

@@ -17,6 +17,9 @@ export interface PanelContext {
   encyclopediaUrl: string | null;
   /** Where the service keeps the result (server mode with an id). */
   historyUrl?: string | null;
+  /** "Was this right?": offered when the service keeps the diagnosis (null or absent: offline),
+   *  with the verdict this editor already sent on it. */
+  feedback?: { given?: "right" | "wrong" } | null;
 }
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -171,6 +174,18 @@ function hangHtml(hang: HangSection, initiating: number | null): string {
   return out.join("\n");
 }
 
+/** "Was this right?": two buttons naming the verdict (the extension asks for the right class and
+ *  a note after "Wrong"), the one already sent said; offline, why there is nothing to rate. */
+function feedbackHtml(ctx: PanelContext): string {
+  if (!ctx.feedback) {
+    return `<h2>Was this right?</h2><p class="sub">Diagnosed offline, this result is kept nowhere, so there is nothing to rate. With <code>rootcause.server</code> set, you can tell the service here.</p>`;
+  }
+  const given = ctx.feedback.given;
+  const said = given ? `<p class="said">Sent: this diagnosis was <strong>${escapeHtml(given)}</strong>. Thank you; you can change it.</p>` : "";
+  return `<h2>Was this right?</h2>${said}<div class="actions feedback"><button data-action="feedback" data-which="right">Right</button>
+<button data-action="feedback" data-which="wrong">Wrong…</button></div>`;
+}
+
 export function renderHtml(result: DiagnosisResult, ctx: PanelContext): string {
   const parts: string[] = [];
   let extraStyle = "";
@@ -255,6 +270,7 @@ export function renderHtml(result: DiagnosisResult, ctx: PanelContext): string {
       `<h2>Encyclopedia</h2><p><a href="${escapeHtml(ctx.encyclopediaUrl)}" data-action="openEncyclopedia">${escapeHtml(ctx.encyclopediaUrl)}</a></p>`,
     );
   }
+  parts.push(feedbackHtml(ctx));
   const masked = Object.entries(result.masking ?? {})
     .map(([k, v]) => `${escapeHtml(k)} ×${escapeHtml(v)}`)
     .join(", ");

@@ -93,6 +93,8 @@ export interface DiagnosisResult {
   file?: string;
   /** CLI only, when a service diagnosed it: the diagnosis id in the service's history. */
   id?: string;
+  /** CLI only, when a service diagnosed it: the result page (a visitor's carries its `?key=`). */
+  link?: string;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> =>

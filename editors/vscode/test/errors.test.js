@@ -7,7 +7,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { vscode, fake, load, fakeClient, minimalResult, tmp } = require("./helpers");
 
-const { runClient, findClient, INSTALL_COMMAND, clientArgs } = load("client.js");
+const { runClient, findClient, INSTALL_FROM_CLONE, installLine, clientArgs } = load("client.js");
 const ext = load("extension.js");
 const base = { text: "RuntimeError: boom\n", timeoutMs: 20_000, maxBytes: 1 << 20 };
 const json = JSON.stringify(minimalResult());
@@ -40,7 +40,7 @@ test("the client on the PATH, and rootcause.path with ${workspaceFolder}", () =>
   assert.equal(viaSetting.path, path.join(dir, "rootcause"));
 });
 
-test("client missing, through the command: one notification with the pip install and the setting", async () => {
+test("client missing, through the command: one notification with where to install it from and the setting", async () => {
   fake.state.settings["rootcause.path"] = "/nope/rootcause";
   ext.activate(fake.fakeContext());
   vscode.window.activeTextEditor = fake.fakeEditor("/tmp/a.log", "boom\n");
@@ -50,8 +50,10 @@ test("client missing, through the command: one notification with the pip install
   assert.equal(fake.state.messages.length, 1);
   const [m] = fake.state.messages;
   assert.equal(m.level, "warning");
-  assert.ok(m.text.includes(INSTALL_COMMAND) && m.text.includes("rootcause.path"));
-  assert.deepEqual(m.items, ["Open setting", "Copy install command"]);
+  // no service configured: its /downloads/ page or a clone, nothing to copy (no host is made up)
+  assert.ok(m.text.includes("/downloads/ page") && m.text.includes(`“${INSTALL_FROM_CLONE}” in a clone`) && m.text.includes("rootcause.path"), m.text);
+  assert.ok(!/example\.com|git\+/.test(m.text), m.text);
+  assert.deepEqual(m.items, ["Open setting"]);
   assert.deepEqual(fake.state.executed.at(-1), { id: "workbench.action.openSettings", args: ["rootcause.path"] });
   assert.equal(fake.state.panels.length, 0);
 });
@@ -62,15 +64,20 @@ test("client too old: an unknown option (exit 2) or a result without the typed f
   assert.equal(out.kind, "too-old");
   out = await runClient({ ...base, client: fakeClient(`cat >/dev/null; echo '{"outcome": "diagnosed", "failure": "oom"}'; exit 1`) });
   assert.equal(out.kind, "too-old");
-  // through the command: the install notification, not a bare error
+  // through the command: the install notification, not a bare error; the configured service does
+  // not answer here, so its /downloads/ page is named and nothing is offered to copy
+  // (test-live/service.js copies the line of a live service)
   fake.state.settings["rootcause.path"] = old;
+  fake.state.settings["rootcause.server"] = "http://127.0.0.1:9/";
   ext.activate(fake.fakeContext());
   vscode.window.activeTextEditor = fake.fakeEditor("/tmp/a.log", "boom\n");
-  fake.state.answers.push("Copy install command");
   await vscode.commands.executeCommand("rootcause.diagnoseFile");
   assert.equal(fake.state.messages.length, 1);
   assert.match(fake.state.messages[0].text, /too old/);
-  assert.equal(fake.state.clipboard, INSTALL_COMMAND);
+  assert.match(fake.state.messages[0].text, /from http:\/\/127\.0\.0\.1:9\/downloads\/ \(the pip install line there\)/);
+  assert.deepEqual(fake.state.messages[0].items, ["Open setting"]);
+  assert.equal(await installLine("http://127.0.0.1:9"), null);
+  assert.equal(await installLine(""), null);
 });
 
 test("exit 1 with a result is a diagnosis; exit 0 with a result too", async () => {
