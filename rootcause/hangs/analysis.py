@@ -4,12 +4,20 @@ The order of the questions is the order a person asks them in:
 1. Did a rank die (a real exception, a SIGKILL) while the others waited on it? Then the job
    failed of that rank's own class and the others' timeouts are collateral.
 2. Did the ranks issue different collectives at the same sequence number (op, sizes, dtypes)?
-   The minority is the culprit: `collective-mismatch`.
+   The minority is the culprit: `collective-mismatch`. Without flight-recorder dumps, a
+   mismatch shows only as the collective library's abort on the rank that noticed it (gloo:
+   "Is there a distributed collective mismatch"); the culprit is then the rank whose log
+   stopped at another step than the others' (it went past their collective or skipped it).
 3. Has the job stopped (the peers' pending collective has waited far longer than the job's
    pace, or the logs show the collective timeout)? Then the ranks that never reached it are
    the culprits (`rank-stalled-before-collective`, their stacks say where they are instead);
-   if every rank is inside it, `hang-inside-collective`, and a rank that could not even be
-   dumped is the suspect.
+   if every rank is inside it, `hang-inside-collective`, and the suspect is the rank that did
+   not answer as the others did: it ran no faulthandler (a stopped process or a hung host runs
+   no signal handler; a rank busy in Python, or blocked in C, still does), it wrote no
+   flight-recorder dump though py-spy could read its stack, it gave no dump at all, or, the
+   weakest sign, it alone did not report the collective timeout.
+   A stall read from stacks alone (no flight recorder) is no stall when every rank's
+   time-stamped log went on up to the moment the stacks were taken.
 4. Otherwise the job is progressing: one rank late to nearly every collective is a
    `straggler-rank`; else nothing is wrong.
 Missing dumps are named and the verdict is still given from what is there.
