@@ -295,6 +295,7 @@ HANGS_INTRO = [
 
 
 def hang_figures() -> list[tuple[str, hangs.Figures]]:
+    print(f"hangruns: PyTorch's fr_trace {hangs.fr_trace_status()}", flush=True)
     parts = [(part, hangs.evaluate(part)) for part in ("dev", "sealed")]
     for part, figures in parts:
         print("\n".join(hangs.report_lines(f"hangruns/{part}", figures)))

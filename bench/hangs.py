@@ -73,6 +73,7 @@ class Figures(TypedDict):
     fr_culprit_missing: NotRequired[int]
     fr_ran: NotRequired[dict[str, int]]
     fr_fair: NotRequired[list[int]]  # hung bundles with dumps: their count, fr_trace's, ours
+    fr_absent: NotRequired[bool]  # fr_trace asked for, but .venv-realruns (torch) is not there
 
 
 def _score(section_verdict: str, culprits: list[int], label: Label) -> tuple[bool, bool]:
@@ -104,6 +105,18 @@ def fr_trace(part: str, thinned: bool = False) -> FrFindings | None:
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=True).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return {r["name"]: r for r in rows}
+
+
+def fr_trace_status() -> str:
+    """Which torch runs fr_trace, or why it does not run."""
+    if not TORCH_PYTHON.exists():
+        return (
+            "not run: .venv-realruns is absent (`make .venv-realruns/.installed` installs torch "
+            "2.13 CPU into it; torch never enters .venv)"
+        )
+    probe = [str(TORCH_PYTHON), "-c", "import torch; print(torch.__version__)"]
+    version = subprocess.run(probe, capture_output=True, text=True, timeout=120).stdout.strip()
+    return f"run with torch {version or '?'} from .venv-realruns"
 
 
 def _fr_right(found: FrFindings | None, label: Label) -> bool:
@@ -176,6 +189,8 @@ def evaluate(part: str, with_fr_trace: bool = True) -> Figures:
         healthy=counts["healthy"],
         healthy_flagged=counts["healthy_flagged"],
     )
+    if with_fr_trace and fr is None:
+        figures["fr_absent"] = True
     if fr is not None:
         figures["fr_culprit"] = counts["fr_culprit"]
         figures["fr_culprit_missing"] = counts["fr_culprit_missing"]
@@ -202,6 +217,8 @@ def report_lines(part: str, r: Figures) -> list[str]:
         f"  fr_trace      culprit top-1 {_pct(r['fr_culprit'], n)}, 10 % missing "
         f"{_pct(r['fr_culprit_missing'], n)} ({_ran(r['fr_ran'])})"
         if "fr_ran" in r
+        else "  fr_trace      not run: .venv-realruns is absent (`make .venv-realruns/.installed`)"
+        if r.get("fr_absent")
         else "  fr_trace      not run (`make eval` runs it, with .venv-realruns's torch)",
     ]
 
@@ -227,11 +244,12 @@ def markdown(parts: list[tuple[str, Figures]]) -> list[str]:
         if not n:
             continue
         fr = "fr_ran" in r
+        absent = "not run (no .venv-realruns)" if r.get("fr_absent") else "not run"
         lines.append(
             f"| {part} | {n} | {_cell(r['verdict'], n)} | {_cell(r['culprit'], n)}"
             f" | {_cell(r['verdict_missing'], n)} / {_cell(r['culprit_missing'], n)}"
-            f" | {_cell(r['fr_culprit'], n) if fr else 'not run'}"
-            f" | {_cell(r['fr_culprit_missing'], n) if fr else 'not run'}"
+            f" | {_cell(r['fr_culprit'], n) if fr else absent}"
+            f" | {_cell(r['fr_culprit_missing'], n) if fr else absent}"
             f" | {_cell(r['logs_verdict'], n)} / {_cell(r['logs_culprit'], n)} |"
         )
         if fr:

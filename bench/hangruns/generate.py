@@ -252,6 +252,11 @@ def collect(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pids[rank], signal.SIGUSR1)
         time.sleep(0.4)
+    # The request is over: a rank that did not answer it in time gave no dump. (Until
+    # 2026-12-07 the file stayed, and the SIGCONT before the final SIGKILL let a frozen rank's
+    # dump thread wake and write a dump no collector could have had: see README.)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(outdir, ".dump-request"))
 
 
 def run(sc: Scenario, workdir: str) -> tuple[bool, str, dict[str, bytes]]:
@@ -342,11 +347,9 @@ def run(sc: Scenario, workdir: str) -> tuple[bool, str, dict[str, bytes]]:
         ):
             time.sleep(0.2)
     for rank in alive(pids, codes):
-        try:
-            os.kill(pids[rank], signal.SIGCONT)
+        # SIGKILL ends a stopped process as it is: no SIGCONT, which would let it run first.
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pids[rank], signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     for rank, pid in pids.items():
         if rank not in codes:
             _, status = os.waitpid(pid, 0)

@@ -4,12 +4,20 @@ The order of the questions is the order a person asks them in:
 1. Did a rank die (a real exception, a SIGKILL) while the others waited on it? Then the job
    failed of that rank's own class and the others' timeouts are collateral.
 2. Did the ranks issue different collectives at the same sequence number (op, sizes, dtypes)?
-   The minority is the culprit: `collective-mismatch`.
+   The minority is the culprit: `collective-mismatch`. Without flight-recorder dumps, a
+   mismatch shows only as the collective library's abort on the rank that noticed it (gloo:
+   "Is there a distributed collective mismatch"); the culprit is then the rank whose log
+   stopped at another step than the others' (it went past their collective or skipped it).
 3. Has the job stopped (the peers' pending collective has waited far longer than the job's
    pace, or the logs show the collective timeout)? Then the ranks that never reached it are
    the culprits (`rank-stalled-before-collective`, their stacks say where they are instead);
-   if every rank is inside it, `hang-inside-collective`, and a rank that could not even be
-   dumped is the suspect.
+   if every rank is inside it, `hang-inside-collective`, and the suspect is the rank that did
+   not answer as the others did: it ran no faulthandler (a stopped process or a hung host runs
+   no signal handler; a rank busy in Python, or blocked in C, still does), it wrote no
+   flight-recorder dump though py-spy could read its stack, it gave no dump at all, or, the
+   weakest sign, it alone did not report the collective timeout.
+   A stall read from stacks alone (no flight recorder) is no stall when every rank's
+   time-stamped log went on up to the moment the stacks were taken.
 4. Otherwise the job is progressing: one rank late to nearly every collective is a
    `straggler-rank`; else nothing is wrong.
 Missing dumps are named and the verdict is still given from what is there.
@@ -22,6 +30,7 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from rootcause.hangs import stacks
@@ -57,6 +66,17 @@ _COLLATERAL_ERR = re.compile(
 _TIMEOUT = re.compile(r"(?i)Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout")
 _PEER_GONE = re.compile(r"(?i)Connection closed by peer|Connection reset by peer")
 _FINISHED = re.compile(r"(?i)training finished|training complete")
+# A collective library that saw the ranks disagree (gloo checks the bytes it receives; torch's
+# TORCH_DISTRIBUTED_DEBUG=DETAIL compares the ranks' collectives): the rank that says it is the
+# one that noticed, seldom the one that diverged.
+_MISMATCH_ERR = re.compile(
+    r"(?i)collective mismatch|Received data size doesn't match|"
+    r"Detected mismatch between collectives"
+)
+_STEP = re.compile(r"(?i)\b(?:step|iter|iteration|global_step)\b[\s:=#]*(\d+)")
+_STAMP = re.compile(
+    r"^(?:\[rank\d+\]:)?\s*\[?(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[.,](\d{1,9}))?"
+)
 _KILLED_CODES = {-9, 137}
 
 
@@ -66,6 +86,7 @@ class RankData:
     threads: list[Thread] = field(default_factory=list)
     stack_source: str | None = None
     logs: list[LogInfo] = field(default_factory=list)
+    answered_signal: bool = False  # a faulthandler dump of its own: the process ran a handler
 
 
 @dataclass
@@ -108,6 +129,7 @@ def gather(bundle: Bundle) -> Evidence:
         elif f.kind in ("faulthandler", "log"):
             if f.log is not None:
                 data.logs.append(f.log)
+            data.answered_signal = data.answered_signal or bool(f.threads)
             if f.threads and data.stack_source != "py-spy":
                 data.threads, data.stack_source = f.threads, "faulthandler"
     unranked += [f.name for f in pyspy_by_pid]
@@ -120,11 +142,37 @@ def gather(bundle: Bundle) -> Evidence:
     return Evidence(dict(ranks), world, codes, collected, unranked)
 
 
-def _log_errors(logs: list[LogInfo]) -> tuple[str | None, bool, bool, bool]:
-    """(the first non-collective exception line, saw a collective timeout, saw a peer vanish,
-    said it finished)."""
-    own = None
-    timeout = gone = finished = False
+@dataclass
+class LogFacts:
+    """What a rank's logs say about its end: its own error, the collective timeout, a peer that
+    vanished, a finish, a mismatch the collective library noticed, how far it got (the last
+    step it reported) and when it last wrote a time-stamped line."""
+
+    own: str | None = None
+    timeout: bool = False
+    gone: bool = False
+    finished: bool = False
+    mismatch: str | None = None
+    last_step: int | None = None
+    last_stamp_ns: int | None = None
+    stamp_gap_s: float | None = None  # the median time between its time-stamped lines
+
+
+def _stamp_ns(line: str) -> int | None:
+    m = _STAMP.match(line)
+    if not m:
+        return None
+    try:
+        when = datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    frac = (m.group(3) or "0").ljust(9, "0")
+    return int(when.timestamp()) * 10**9 + int(frac)
+
+
+def _log_facts(logs: list[LogInfo]) -> LogFacts:
+    facts = LogFacts()
+    stamps: list[int] = []
     for log in logs:
         in_tb = False
         for line in log.lines:
@@ -132,18 +180,59 @@ def _log_errors(logs: list[LogInfo]) -> tuple[str | None, bool, bool, bool]:
                 in_tb = True
                 continue
             if _TIMEOUT.search(line):
-                timeout = True
+                facts.timeout = True
             if _PEER_GONE.search(line):
-                gone = True
+                facts.gone = True
             if _FINISHED.search(line):
-                finished = True
+                facts.finished = True
+            if facts.mismatch is None and _MISMATCH_ERR.search(line):
+                facts.mismatch = line.strip()
+            if not in_tb:
+                step = _STEP.search(line)
+                if step:
+                    facts.last_step = int(step.group(1))
+                ns = _stamp_ns(line)
+                if ns is not None:
+                    stamps.append(ns)
             if in_tb and not line.startswith((" ", "\t")):
                 m = _EXC_LINE.match(line)
                 if m:
                     in_tb = False
-                    if own is None and not _COLLATERAL_ERR.search(line):
-                        own = line.strip()
-    return own, timeout, gone, finished
+                    if facts.own is None and not _COLLATERAL_ERR.search(line):
+                        facts.own = line.strip()
+    if stamps:
+        facts.last_stamp_ns = max(stamps)
+        gaps = [(b - a) / 1e9 for a, b in itertools.pairwise(sorted(stamps)) if b > a]
+        facts.stamp_gap_s = statistics.median(gaps) if gaps else None
+    return facts
+
+
+def _odd_steps(facts: dict[int, LogFacts]) -> list[int]:
+    """The ranks whose last reported step is not the one most ranks reached: a few ranks that
+    went on past the others' collective (they issued another one) or stayed behind it."""
+    steps = {r: f.last_step for r, f in facts.items() if f.last_step is not None}
+    if len(steps) < 3:
+        return []
+    common, n = Counter(steps.values()).most_common(1)[0]
+    odd = sorted(r for r, s in steps.items() if s != common)
+    return odd if odd and len(odd) <= max(1, len(steps) // 3) and n > len(odd) else []
+
+
+def _logs_progressing(facts: dict[int, LogFacts], collected_ns: int | None) -> bool:
+    """Every rank's time-stamped log went on to (or past) the moment the bundle was taken: the
+    job was moving, whatever one stack caught it doing. Stamps are read as UTC; a log in another
+    zone (hours away from the collection) says nothing."""
+    if not collected_ns or not facts:
+        return False
+    for f in facts.values():
+        if f.last_stamp_ns is None:
+            return False
+        lag = (collected_ns - f.last_stamp_ns) / 1e9
+        if abs(lag) > 600:
+            return False
+        if lag > max(0.5, 2 * (f.stamp_gap_s or 0.0)):
+            return False
+    return True
 
 
 def _crash_class(line: str, engine: Engine | None) -> str:
@@ -326,8 +415,8 @@ def decide(
 
 def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | None) -> Verdict:
     world = list(range(ev.world))
-    errors = {r: _log_errors(d.logs) for r, d in ev.ranks.items()}
-    any_timeout = any(e[1] for e in errors.values())
+    errors = {r: _log_facts(d.logs) for r, d in ev.ranks.items()}
+    any_timeout = any(e.timeout for e in errors.values())
     have_dump = {r for r, d in ev.ranks.items() if d.fr is not None or d.threads}
 
     pg = _main_pg(ev)
@@ -340,8 +429,39 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
         if found:
             return found
 
+    # 1b. Without a flight recorder: the collective library saw the ranks disagree (gloo aborts
+    # on the bytes it received). The rank that says so only noticed; the diverged rank is the
+    # one whose log stopped at another step than the others': it went on past their collective
+    # (issued another, or skipped theirs) or never reached it.
+    noticed = sorted(r for r, e in errors.items() if e.mismatch)
+    if noticed and not per_rank:
+        odd = _odd_steps(errors)
+        line = errors[noticed[0]].mismatch or ""
+        steps = ", ".join(f"rank {r}: step {errors[r].last_step}" for r in odd)
+        return Verdict(
+            MISMATCH,
+            [
+                (
+                    r,
+                    0.7,
+                    f"its log stopped at another step than the others' ({steps}); rank "
+                    f"{stacks.rank_ranges(noticed)} then reported: {line}",
+                )
+                for r in odd
+            ],
+            f"Rank {stacks.rank_ranges(noticed)} reported a collective mismatch"
+            + (
+                f"; rank{'s' if len(odd) > 1 else ''} {stacks.rank_ranges(odd)} had gone to "
+                "another step than the others, so issued a different collective."
+                if odd
+                else "; no log shows which rank issued the different collective (a "
+                "flight-recorder dump of each rank would)."
+            ),
+            collateral=sorted(set(world) - set(odd)),
+        )
+
     # 2. A rank that died of its own error, or was killed while the others still ran.
-    crashed = [(r, e[0]) for r, e in errors.items() if e[0]]
+    crashed = [(r, e.own) for r, e in errors.items() if e.own]
     killed_codes = {r for r, c in ev.exit_codes.items() if c in _KILLED_CODES}
     if killed_codes and len(killed_codes) < len(world):
         # A rank with a dump was alive when the bundle was taken: killed afterwards, by whoever
@@ -380,6 +500,18 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
         if found:
             return found
 
+    # A rank that ran no faulthandler while most others did was not running at all: frozen (a
+    # stopped process, a hung host), not busy elsewhere in Python, which still answers.
+    answered = [r for r in world if r in ev.ranks and ev.ranks[r].answered_signal]
+    deaf = [r for r in world if r not in answered]
+    if len(answered) < max(2, len(world) // 2) or len(deaf) > max(1, len(world) // 4):
+        deaf = []
+    # A rank that did not report the collective timeout every other rank reported.
+    timed_out = [r for r in world if r in errors and errors[r].timeout]
+    quiet = [r for r in world if r not in timed_out]
+    if len(timed_out) < max(2, len(world) // 2) or len(quiet) > max(1, len(world) // 4):
+        quiet = []
+
     # 3. Stopped or progressing?
     top = max((es[-1].seq for es in per_rank.values()), default=None)
     pending_at_top = [r for r, es in per_rank.items() if es[-1].seq == top and not es[-1].completed]
@@ -395,8 +527,12 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
         # Every dumped rank waits in the same collective, for longer than its start is usually
         # spread, and some rank gave no dump at all: a frozen process answers no dump request.
         age = (ev.collected_ns - min(per_rank[r][-1].created_ns for r in pending_at_top)) / 1e9
+        # Longer than the start of any earlier collective of this job was ever spread: in a
+        # moving job a collective is pending only until its last rank arrives.
+        spreads = _spreads(per_rank)
+        widest = max((spreads[s][0] for s in sorted(spreads)[1:]), default=0.0)
         stopped = 0 < len(no_fr) <= max(1, len(world) // 4) and age > max(
-            0.2, 3 * _pace(per_rank)[1]
+            0.1, 3 * _pace(per_rank)[1], 1.5 * widest
         )
     elsewhere = sorted(r for r, rd in readings.items() if rd.meaning != "collective")
     waiting = sorted(r for r, rd in readings.items() if rd.meaning == "collective")
@@ -405,7 +541,12 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
         # Waiting ranks at different call sites are a moving job caught mid-step, not a hang.
         sites = {(readings[r].frame, readings[r].where) for r in waiting}
         stopped = len(sites) == 1 and 0 < len(elsewhere) <= max(1, len(readings) // 4)
-    finished = all(errors.get(r, (None, False, False, False))[3] for r in world) and bool(world)
+        # ... unless every rank's log went on writing up to the moment the stacks were taken.
+        stopped = stopped and not _logs_progressing(errors, ev.collected_ns)
+    if not stopped and deaf and waiting and not elsewhere:
+        # Every rank that ran its faulthandler waits in a collective; the rest ran none.
+        stopped = True
+    finished = all(r in errors and errors[r].finished for r in world) and bool(world)
     if finished and not pending_at_top:
         return Verdict(HEALTHY, [], "Every rank finished.")
 
@@ -449,11 +590,16 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
                 div,
             )
         silent = no_fr if per_rank else sorted(set(world) - have_dump)
+        # Alive enough for py-spy to read its stack, yet it wrote no flight-recorder dump when
+        # every rank was asked: a process that cannot run its own code, frozen.
+        mute = [r for r in no_fr if per_rank and r in readings and r not in answered]
+        if len(mute) > max(1, len(world) // 4):
+            mute = []
         if len(silent) > max(1, len(world) // 4):
-            silent = []
+            silent = mute
         if not per_rank and not readings:
             # Logs alone: the ranks that did not report the timeout are the suspects.
-            quiet = [r for r in world if not errors.get(r, (None, False))[1]]
+            quiet = [r for r in world if not (r in errors and errors[r].timeout)]
             if quiet and len(quiet) < len(world):
                 return Verdict(
                     STALLED,
@@ -463,8 +609,10 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
                     ],
                     f"Ranks {stacks.rank_ranges(quiet)} did not time out with the rest.",
                 )
+        # A rank that ran its faulthandler was running: it only lost its dump.
+        silent = [r for r in silent if r not in answered]
         unseen = [r for r in silent if r not in readings]
-        if silent and len(unseen) == len(silent):
+        if silent and len(unseen) == len(silent) and not set(silent) <= set(deaf):
             # No dump and no stack: it may be frozen inside the collective, but a rank that never
             # reached it is the commoner case, and nothing shows it inside.
             return Verdict(
@@ -479,18 +627,54 @@ def _decide(ev: Evidence, readings: dict[int, stacks.Reading], engine: Engine | 
         culprits = [
             (
                 r,
-                0.6,
+                0.75 if r in deaf else 0.7 if r in mute else 0.6,
                 "could not be dumped while every other rank waited inside the "
-                "collective: frozen, or its host is",
+                "collective: frozen, or its host is"
+                + ("; it ran no faulthandler either, which the others did" if r in deaf else "")
+                + (
+                    "; py-spy read its stack, so the process was there but did not answer"
+                    if r in mute
+                    else ""
+                ),
             )
             for r in silent
         ]
+        for r in deaf:
+            if r not in silent:
+                culprits.append(
+                    (
+                        r,
+                        0.7,
+                        "ran no faulthandler while the others did"
+                        + (", and did not report the timeout they reported" if r in quiet else "")
+                        + ": a process that runs no signal handler is frozen (stopped, or its "
+                        "host hung) inside the collective",
+                    )
+                )
+        if not culprits:
+            culprits = [
+                (
+                    r,
+                    0.5,
+                    "did not report the collective timeout every other rank reported: it was "
+                    "not waiting on its own clock, frozen or held elsewhere",
+                )
+                for r in quiet
+            ]
+        culprits.sort(key=lambda c: -c[1])
+        named = [r for r, _, _ in culprits]
         return Verdict(
             INSIDE,
             culprits,
             "Every rank that could be dumped is inside the same collective and none "
             "completed it."
-            + (f" Rank {stacks.rank_ranges(silent)} gave no dump." if silent else ""),
+            + (f" Rank {stacks.rank_ranges(silent)} gave no dump." if silent else "")
+            + (
+                f" Rank {stacks.rank_ranges([r for r in named if r not in silent])} did not "
+                "answer as the others did: frozen inside it."
+                if set(named) - set(silent)
+                else ""
+            ),
         )
 
     # 4. Progressing.

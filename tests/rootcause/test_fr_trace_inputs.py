@@ -61,3 +61,20 @@ def test_a_dump_that_would_build_an_object_is_refused() -> None:
     planted = pickle.dumps({"entries": [Path("/etc/passwd")]}, protocol=2)
     with pytest.raises(pickle.UnpicklingError, match="refused pathlib"):
         _compare()._NoObjects(io.BytesIO(planted)).load()
+
+
+def test_without_the_torch_virtualenv_the_hang_table_says_fr_trace_did_not_run(
+    tmp_path, monkeypatch
+):
+    from bench import hangs
+
+    monkeypatch.setattr(hangs, "TORCH_PYTHON", tmp_path / "no-venv" / "bin" / "python")
+    assert hangs.fr_trace("dev") is None
+    assert hangs.fr_trace_status().startswith("not run: .venv-realruns is absent")
+    figures: hangs.Figures = {
+        "bundles": 1, "verdict": 1, "culprit": 1, "verdict_missing": 1, "culprit_missing": 1,
+        "logs_verdict": 0, "logs_culprit": 0, "healthy": 0, "healthy_flagged": 0,
+        "fr_absent": True,
+    }  # fmt: skip
+    assert "not run: .venv-realruns is absent" in "\n".join(hangs.report_lines("dev", figures))
+    assert "not run (no .venv-realruns)" in "\n".join(hangs.markdown([("dev", figures)]))

@@ -142,3 +142,25 @@ def test_no_bundle_names_its_label_outside_the_evidence():
                 if member.name.endswith("launcher.log"):
                     data = tar.extractfile(member).read()  # type: ignore[union-attr]
                     assert not leak.search(data), f"{path.name}: {member.name} names its label"
+
+
+def test_no_frozen_rank_gave_a_flight_recorder_dump():
+    """A process stopped with SIGSTOP runs no code: it cannot answer the collector's dump request.
+    Until 2026-12-07 the generator sent SIGCONT before its final SIGKILL and left the request in
+    place, and a frozen rank's dump thread sometimes woke and wrote a dump between the two. Every
+    shipped freeze bundle is checked (its label's culprit is the frozen rank)."""
+    import json
+    import tarfile
+
+    corpus = Path(__file__).resolve().parents[2] / "bench" / "hangruns" / "corpus"
+    checked = 0
+    for labels in corpus.glob("*/labels.jsonl"):
+        for row in map(json.loads, labels.read_text().splitlines()):
+            if row["fault"] != "freeze":
+                continue
+            frozen = row["culprits"][0]
+            dumps = {f"fr_trace_rank{frozen}.json", f"nccl_trace_rank_{frozen}"}
+            with tarfile.open(labels.parent / f"{row['name']}.tar.gz") as tar:
+                assert not dumps & set(tar.getnames()), f"{row['name']}: the frozen rank's dump"
+            checked += 1
+    assert checked >= 10

@@ -82,6 +82,75 @@ def test_a_frozen_rank_is_the_one_that_gave_no_dump():
     assert any(m.startswith("flight-recorder dump: rank 10") for m in section.missing)
 
 
+def test_a_frozen_rank_that_py_spy_could_read_is_the_one_that_ran_no_faulthandler():
+    # freeze__10: no flight recorder; py-spy read every rank (the frozen one with --nonblocking),
+    # all inside the same all_reduce; rank 2's log has no faulthandler dump, the others' have one.
+    section = analyse(read_bundle(BUNDLES / "freeze__10.tar.gz"))
+    assert section.verdict == "hang-inside-collective"
+    assert [c.rank for c in section.culprits] == [2]
+    assert "faulthandler" in section.culprits[0].reason
+    # Without the faulthandler dumps: rank 2 alone did not report the timeout, a weaker sign.
+    files = [
+        (n, d.replace(b"most recent call first", b"")) for n, d in _members("freeze__10.tar.gz")
+    ]
+    without_fh = analyse(read_bundle(files)).culprits
+    assert [c.rank for c in without_fh] == [2]
+    assert without_fh[0].confidence < section.culprits[0].confidence
+    # Without either, nothing tells the ranks apart: no culprit is guessed.
+    files = [(n, d.replace(b"Timed out waiting", b"")) for n, d in files]
+    assert [c.rank for c in analyse(read_bundle(files)).culprits] == []
+
+
+def test_a_frozen_rank_whose_stack_was_read_but_wrote_no_flight_recorder_dump():
+    # freeze__0 with two other ranks' dumps (flight recorder and stack) removed: three ranks gave
+    # no flight-recorder dump, and only rank 10 was there for py-spy.
+    files = _without("freeze__0.tar.gz", lambda n: "rank6." in n or "rank8." in n)
+    section = analyse(read_bundle(files))
+    assert section.verdict == "hang-inside-collective"
+    assert [c.rank for c in section.culprits][:1] == [10]
+
+
+def test_a_mismatch_seen_only_as_its_crash_names_the_rank_at_another_step():
+    # No flight recorder: gloo aborts rank 3 ("collective mismatch"); rank 4's log went on to
+    # step 4 ("skipping metrics") where the others stopped at step 3.
+    section = analyse(read_bundle(BUNDLES / "skip-branch__4.tar.gz"))
+    assert section.verdict == "collective-mismatch"
+    assert [c.rank for c in section.culprits] == [4]
+    assert section.summary.startswith("Rank 3 reported a collective mismatch")
+    # The same logs without the step lines: the mismatch is named, no rank guessed.
+    files = [
+        (n, b"\n".join(x for x in d.splitlines() if b"step" not in x))
+        for n, d in _members("skip-branch__4.tar.gz")
+    ]
+    section = analyse(read_bundle(files))
+    assert section.verdict == "collective-mismatch"
+    assert section.culprits == []
+
+
+def test_one_rank_away_from_the_collective_is_no_hang_while_every_log_moves():
+    # jitter__5: py-spy caught rank 0 in its jitter sleep and the rest waiting in backward, but
+    # every rank's time-stamped log went on past the collection.
+    section = analyse(read_bundle(BUNDLES / "jitter__5.tar.gz"))
+    assert section.verdict == "none"
+    # The same stacks with the logs stopped a few seconds before the collection: a hang.
+    files = [
+        (n, d) if not n.startswith("rank") else (n, _stopped_log(d))
+        for n, d in _members("jitter__5.tar.gz")
+    ]
+    section = analyse(read_bundle(files))
+    assert section.verdict == "rank-stalled-before-collective"
+    assert [c.rank for c in section.culprits] == [0]
+
+
+def _members(name):
+    return list(members((BUNDLES / name).read_bytes()))
+
+
+def _stopped_log(data: bytes) -> bytes:
+    # keep the lines stamped before 04:28:07 (the bundle was collected at 04:28:09.37)
+    return b"\n".join(x for x in data.splitlines() if x[:19] < b"2026-12-07 04:28:07")
+
+
 def test_diagnose_offline_prints_the_hang_verdict(tmp_path):
     runner = CliRunner()
     out = runner.invoke(
