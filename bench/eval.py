@@ -151,7 +151,7 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
         for directory in sorted(shared_corpus.iterdir()):
             if (directory / "labels.jsonl").is_file():
                 found.append((f"shared/{directory.name}", directory))
-    for part in ("dev", "sealed"):
+    for part in ("dev", "sealed", "fresh"):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found

@@ -1,4 +1,4 @@
-from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank
+from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank, spawn_exit
 
 
 def fe(line, ts=None, source=0, signal="sig"):
@@ -298,3 +298,31 @@ def test_a_rank_reporting_absent_peers_is_a_witness():
         ranks_seen={0},
     )
     assert rank is None
+
+
+def test_the_one_rank_dead_of_a_crash_signal_is_the_one_the_others_lost():
+    # torchrun's summary: rank 2 died of SIGSEGV printing nothing; ranks 0 and 1 lost their peer
+    ev = CrossRankEvidence(crashed={2}, launcher_root=0)
+    rank, reason = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 1: fe(2)}, evidence=ev, ranks_seen={0, 1, 2}
+    )
+    assert rank == 2
+    assert "crash signal" in reason
+    assert "ranks 0, 1 only lost a peer" in reason
+
+
+def test_a_rank_that_crashed_after_reporting_a_lost_peer_is_a_victim_too():
+    ev = CrossRankEvidence(crashed={1})
+    rank, _ = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 1: fe(2)}, evidence=ev, ranks_seen={0, 1}
+    )
+    assert rank is None
+
+
+def test_spawns_report_of_a_process_dead_of_a_signal_is_the_launchers_word():
+    assert spawn_exit(
+        "torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with signal "
+        "SIGSEGV"
+    ) == (2, -11)
+    assert spawn_exit("ProcessExitedException: process 1 terminated with exit code 3") == (1, 3)
+    assert spawn_exit("process 1 terminated with signal SIGSEGV") is None
