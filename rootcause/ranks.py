@@ -571,6 +571,12 @@ def initiating_rank(
         # several processes died of a crash signal of their own: the launcher's order of exits
         # does not say which crashed first
         return None, f"the launcher reports ranks {sorted(evidence.crashed)} crashed"
+    # before the silent rank: a rank that printed nothing may only have been stopped by the
+    # agent before it noticed the crash (a real 4-rank run: rank 1 died of SIGFPE, ranks 0 and 2
+    # lost their peer, rank 3 was SIGTERMed silent)
+    crash = _lone_crash(evidence, collateral_errors)
+    if crash is not None:
+        return crash
     # a rank whose own watchdog caught the failure was not silent (its line may match no
     # fingerprint: "failure detected by watchdog at work sequence id")
     spoke = set(collateral_errors) | evidence.crashed | evidence.watchdog
@@ -584,9 +590,6 @@ def initiating_rank(
         # every other rank timed out or lost its peer: the one that did not is where they waited
         rank = silent.pop()
         return rank, f"every rank but {rank} reported a collateral error"
-    crash = _lone_crash(evidence, collateral_errors)
-    if crash is not None:
-        return crash
     root = evidence.launcher_root
     if root is None and evidence.launcher_failed is not None:
         root = evidence.launcher_failed[0]
