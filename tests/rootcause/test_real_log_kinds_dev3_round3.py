@@ -69,4 +69,4 @@ def test_a_traceback_cut_before_its_exception_line_asks_for_that_line_not_for_a_
     assert result.outcome == "no_match"
     (fact,) = result.missing_facts
     assert fact.startswith("the log stops inside a traceback, before the exception line")
-    assert "comm.py\", line 225, in broadcast" in fact
+    assert 'comm.py", line 225, in broadcast' in fact
