@@ -21,13 +21,17 @@ from dataclasses import dataclass, field
 from rootcause.result import EvidenceLine, Launch
 
 # The launch part of a catalogue command: launcher, its flags, the script.
+# one argument: a placeholder's `<NAME>` whole (not a redirection), else no separator; a lone `<`
+# only where no placeholder starts (one way to read each character: no backtracking to explode)
+_PH = r"<[A-Z][A-Z_]{0,40}(?:\.[a-z]{1,9})?>"
+_ARG = rf"(?:{_PH}|<(?!{_PH[1:]})|[^\s;|&><])+"
 _LAUNCH_RE = re.compile(
     r"(?P<launch>(?:torchrun|deepspeed|accelerate launch|python3?(?: -m torch\.distributed\.run)?)"
     r"(?:\s+--?[\w.-]+(?:[= ](?!-)[^\s;|&]+)?)*?\s+(?P<script>[\w./<>-]+\.py))"
     # the script's arguments, up to a redirection, a pipe or the next command
-    r"(?P<args>(?:\s+(?!\d*>|&&|\|\||;|\|)[^\s;|&>]+)*)"
+    rf"(?P<args>(?:\s+(?!\d*>|&&|\|\||;|\|){_ARG})*)"
 )
-_ARGS_RE = re.compile(r"(?:\s+(?!\d*>|&&|\|\||;|\|)[^\s;|&>]+)*")
+_ARGS_RE = re.compile(rf"(?:\s+(?!\d*>|&&|\|\||;|\|){_ARG})*")
 # a script the command writes itself (a heredoc, a redirection, tee): not the user's
 _WRITTEN_RE = re.compile(r"(?:>|\btee(?: -a)?)\s*(?P<path>[\w./-]+\.py)\b")
 # the catalogue's name for the user's script, wherever a command names it (pgrep -f train.py)
@@ -75,6 +79,32 @@ _LAUNCHER_FLAGS = {
     "accelerate launch": ("--num_processes={n}", None),
 }
 SCRIPT, MODULE, MICRO_BATCH = "<SCRIPT.py>", "<MODULE>", "<MICRO_BATCH>"
+# The data a catalogue command reads or writes (a checkpoint, the output directory, a model, a
+# config) is written there as one of these placeholders, never as an example path that would run
+# against nothing (`ckpt/last.pt`, `/scratch/...`): the log's own value replaces it where the log
+# shows one (the launch's flags, a checkpoint path in the evidence), else it stays, named.
+_DATA: dict[str, str] = {
+    "<CHECKPOINT.pt>": "the checkpoint file the run loaded",
+    "<CHECKPOINT_DIR>": "the directory the run saves its checkpoints in",
+    "<GOOD_CHECKPOINT>": "the last checkpoint saved before the loss went wrong",
+    "<OUTPUT_DIR>": "the run's output directory",
+    "<BIG_DISK>": "a directory on a disk with room (`df -h` shows which)",
+    "<MODEL_DIR>": "the model's directory or hub id",
+    "<DS_CONFIG.json>": "the DeepSpeed config file",
+    "<IMAGE>": "the container image the job runs in",
+}
+_DATA_RE = re.compile("|".join(re.escape(name) for name in _DATA))
+# the launch flags that give a placeholder its value (the HF Trainer's, Lightning's, DeepSpeed's)
+_DATA_FLAGS = {
+    "<OUTPUT_DIR>": ("output_dir", "output-dir", "save_dir", "trainer.default_root_dir"),
+    "<CHECKPOINT_DIR>": ("checkpoint_dir", "checkpoint-dir", "ckpt_dir", "save_dir"),
+    "<MODEL_DIR>": ("model_name_or_path", "model-name-or-path", "model_path", "pretrained"),
+    "<DS_CONFIG.json>": ("deepspeed", "deepspeed_config"),
+}
+# a checkpoint file named in the evidence (torch.load's argument, an "opened" message)
+_CHECKPOINT_FILE_RE = re.compile(
+    r"(?<![\w.])(?P<path>(?:[~/.]|[\w-]+/)?[\w./~-]{0,200}\.(?:pt|pth|ckpt|bin|safetensors))\b"
+)
 
 
 @dataclass
@@ -128,6 +158,47 @@ def cut_batch(batch: int, figures: tuple[float, float, float] | None) -> int:
         return max(1, batch // 2)
     fits = math.floor(batch * 0.9 * (allocated + free) / needed)
     return max(1, min(batch - 1, fits))
+
+
+def _flag_value(command: str, flags: tuple[str, ...]) -> str | None:
+    for flag in flags:
+        m = re.search(rf"(?:^|\s)--{re.escape(flag)}[= ](?P<v>[^\s'\";|&<>]+)", command)
+        if m is not None and not m.group("v").startswith("-"):
+            return m.group("v")
+    return None
+
+
+def _data_value(name: str, launch: Launch | None, evidence: list[EvidenceLine]) -> str | None:
+    """The value the log shows for a data placeholder, or None."""
+    flags = _DATA_FLAGS.get(name)
+    if flags and launch is not None and launch.command:
+        shown = _flag_value(launch.command, flags)
+        if shown is not None:
+            return shown
+    if name in ("<CHECKPOINT.pt>", "<CHECKPOINT_DIR>"):
+        for line in evidence:
+            m = _CHECKPOINT_FILE_RE.search(line.text)
+            if m is not None:
+                path = m.group("path")
+                if name == "<CHECKPOINT.pt>":
+                    return path
+                return path.rpartition("/")[0] or "."
+    return None
+
+
+def _fill_data(
+    command: str, launch: Launch | None, evidence: list[EvidenceLine], notes: _Notes
+) -> str:
+    """Each data placeholder replaced by the log's value, or left and named in the notes."""
+
+    def fill(m: re.Match[str]) -> str:
+        name = m.group(0)
+        value = _data_value(name, launch, evidence)
+        if value is not None:
+            return value
+        return notes.placeholder(name, f"{_DATA[name]} (the log does not show it)")
+
+    return _DATA_RE.sub(fill, command)
 
 
 def _written(command: str) -> set[str]:
@@ -294,18 +365,22 @@ def fix_command(
     elif log is not None:
         rerun = f"{log[0]} {log[1]}".strip()
         written = f"{written}\n# then rerun as the log launched it:\n{rerun}"
-    return written + notes.text()
+    return _fill_data(written, launch, evidence, notes) + notes.text()
 
 
-def verification_command(command: str, *, launch: Launch | None) -> str:
+def verification_command(
+    command: str, *, launch: Launch | None, evidence: list[EvidenceLine] | None = None
+) -> str:
     """The catalogue's verification command, runnable as printed, or marked as a template with
     what to fill in: the user's script when the log does not name it, the module of names from
-    the user's own code (which the log does not show); a generic launch becomes the log's."""
+    the user's own code (which the log does not show), a data path the log does not show; a
+    generic launch becomes the log's."""
     if not command:
         return command
     notes = _Notes()
     log = _log_launch(launch, notes) if _catalogue_launch(command) is not None else None
     written = _own_modules(_rewrite_launch(command, launch, log, notes), launch, notes)
+    written = _fill_data(written, launch, evidence or [], notes)
     if notes.assumed:
         written += "\n# assumed: " + "; ".join(notes.assumed)
     if not notes.placeholders:

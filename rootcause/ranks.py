@@ -59,7 +59,12 @@ LAUNCHER_RANK_RE = re.compile(r"^\s*rank\s*:?\s*(\d{1,5})\s*\(local[_ ]rank")
 # A launcher summary entry whose process died of a crash signal of its own (SIGILL, SIGBUS,
 # SIGFPE, SIGSEGV): that rank did not hang silently, even if it printed nothing. SIGABRT (the
 # NCCL watchdog), SIGKILL and SIGTERM (sent by the agent or the host) say nothing of the kind.
-CRASH_EXIT_RE = re.compile(r"^\s*exitcode\s*:\s*-(?:4|7|8|11)\b")
+# torch.multiprocessing.spawn says it of the process it names ("process 1 terminated with signal
+# SIGSEGV"), the elastic agent's own line and mpirun of theirs (`crash_code` on their exit code).
+CRASH_EXIT_RE = re.compile(
+    r"^\s*exitcode\s*:\s*-(?:4|7|8|11)\b|"
+    r"\bProcessExitedException: process \d{1,5} terminated with signal SIG(?:ILL|BUS|FPE|SEGV)\b"
+)
 # mpirun's report of the first process it saw exit: "mpirun noticed that process rank 7 with PID
 # 0 on node h exited on signal 9 (Killed)", or its summary "Process name: [[29973,1],0]" followed
 # by "Exit code: 1" (the last number of the name is the process's rank in the job). "exited" is
@@ -416,6 +421,26 @@ def mpi_exit(text: str, following: list[str]) -> tuple[int | None, int] | None:
     return None
 
 
+_SPAWN_EXIT_RE = re.compile(
+    r"\bProcessExitedException: process (?P<rank>\d{1,5}) terminated with "
+    r"(?:signal SIG(?P<sig>[A-Z]{2,6})\b|exit code (?P<code>-?\d{1,5})\b)"
+)
+_SIGNAL_NUMBERS = {"ILL": 4, "ABRT": 6, "BUS": 7, "FPE": 8, "KILL": 9, "SEGV": 11, "TERM": 15}
+
+
+def spawn_exit(text: str) -> tuple[int, int] | None:
+    """(rank, exit code) from torch.multiprocessing.spawn's report of a process that died
+    without a Python error ("process 2 terminated with signal SIGSEGV": the process index is the
+    rank it was given; a signal as a negative code); None when the line is not one."""
+    m = _SPAWN_EXIT_RE.search(text)
+    if m is None:
+        return None
+    if m.group("code") is not None:
+        return int(m.group("rank")), int(m.group("code"))
+    number = _SIGNAL_NUMBERS.get(m.group("sig"))
+    return (int(m.group("rank")), -number) if number is not None else None
+
+
 def deepspeed_exit(text: str, following: list[str]) -> tuple[int, int] | None:
     """(local rank, return code) from DeepSpeed's launcher line `[...'--local_rank=N'...] exits
     with return code = C`, the code read from the next lines when a paste wrapped the long
@@ -464,6 +489,36 @@ def _clearly_first(errors: dict[int, FirstError]) -> int | None:
     times = sorted((e.ts, r) for r, e in errors.items() if e.ts is not None)
     (t0, rank), (t1, _) = times[0], times[1]
     return rank if t1 - t0 >= DISTINCT_FIRST_SECONDS else None
+
+
+CRASH_SIGNALS = {4: "SIGILL", 7: "SIGBUS", 8: "SIGFPE", 11: "SIGSEGV"}
+
+
+def crash_code(code: int) -> bool:
+    """The exit code (negative: a signal, as the elastic agent reports it) is a crash signal of
+    the process's own: nobody sends SIGSEGV, SIGBUS, SIGILL or SIGFPE to a worker."""
+    return code < 0 and -code in CRASH_SIGNALS
+
+
+def _lone_crash(
+    evidence: CrossRankEvidence, collateral_errors: dict[int, FirstError]
+) -> tuple[int, str] | None:
+    """One rank died of a crash signal and every other rank that spoke only lost a peer or timed
+    out: the crashed rank is the one they lost. Its own death needs no word of its own (a
+    segfault prints no traceback); the others' errors say they were left waiting. None when the
+    crashed rank itself reported a collateral error (it was a victim that crashed later) or no
+    other rank reported anything (the launcher's word alone: see the last rule)."""
+    if len(evidence.crashed) != 1 or not collateral_errors:
+        return None
+    rank = next(iter(evidence.crashed))
+    if rank in collateral_errors:
+        return None
+    others = sorted(collateral_errors)
+    who = f"rank {others[0]}" if len(others) == 1 else "ranks " + ", ".join(map(str, others))
+    return rank, (
+        f"rank {rank} died of a crash signal (the launcher's report) and {who} only lost a peer "
+        "or timed out"
+    )
 
 
 def initiating_rank(
@@ -516,6 +571,12 @@ def initiating_rank(
         # several processes died of a crash signal of their own: the launcher's order of exits
         # does not say which crashed first
         return None, f"the launcher reports ranks {sorted(evidence.crashed)} crashed"
+    # before the silent rank: a rank that printed nothing may only have been stopped by the
+    # agent before it noticed the crash (a real 4-rank run: rank 1 died of SIGFPE, ranks 0 and 2
+    # lost their peer, rank 3 was SIGTERMed silent)
+    crash = _lone_crash(evidence, collateral_errors)
+    if crash is not None:
+        return crash
     # a rank whose own watchdog caught the failure was not silent (its line may match no
     # fingerprint: "failure detected by watchdog at work sequence id")
     spoke = set(collateral_errors) | evidence.crashed | evidence.watchdog

@@ -29,7 +29,9 @@ def remediation_for(
     return Remediation(
         steps=list(entry.fix.steps),
         command=fix_command(entry.fix.command, slug=entry.slug, launch=launch, evidence=evidence),
-        verification_command=verification_command(entry.verification.command, launch=launch),
+        verification_command=verification_command(
+            entry.verification.command, launch=launch, evidence=evidence
+        ),
         verification_expect=entry.verification.expect,
     )
 

@@ -87,6 +87,10 @@ def sealed(name: str) -> bool:
     return int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
 
 
+def part_of(sc: Scenario, fresh: bool) -> str:
+    return "fresh" if fresh else "sealed" if sealed(sc.name) else "dev"
+
+
 def a(**kw: object) -> list[str]:
     out: list[str] = []
     for key, value in kw.items():
@@ -1143,25 +1147,66 @@ def can(sc: Scenario) -> str:
     return ""
 
 
+def fresh_scenarios() -> list[Scenario]:
+    """Runs of one kind of evidence produced after the engine learnt that kind, as a check of the
+    kind rather than of the files it was learnt from (issue 32: one rank dies of a crash signal
+    of its own, printing nothing, and the others only lose their peer). Written to corpus/fresh/
+    (`--fresh`), never to dev or sealed, and scored apart by `make eval`."""
+    s = []
+    for launcher, w, r, variant in [
+        ("torchrun", 3, 1, "segv"),
+        ("torchrun-role", 4, 3, "bus"),
+        ("torchrun-logdir", 3, 0, "segv"),
+        ("accelerate", 2, 1, "segv"),
+        ("spawn", 3, 2, "segv"),
+        ("torchrun-tee", 4, 1, "fpe"),
+    ]:
+        s.append(
+            Scenario(
+                f"elastic-child-failed__fresh_{launcher}_w{w}_rank{r}_{variant}",
+                "elastic-child-failed",
+                launcher,
+                a(
+                    fault="child-exit",
+                    variant=variant,
+                    fail_rank=r,
+                    fail_step=3,
+                    log="logging" if "logdir" in launcher else "print",
+                ),
+                w,
+                r,
+                f"rank {r} dies of SIG{variant.upper()} at step 3, printing nothing; the others "
+                "lose their peer",
+                expect=E["elastic-child-failed"],
+            )
+        )
+    return s
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only scenarios whose name contains this")
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep other scenarios' logs and labels")
+    parser.add_argument(
+        "--fresh", action="store_true", help="run the fresh-check scenarios into corpus/fresh/"
+    )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
     # reads this file through the corpus test's import of LAUNCHERS, has no torch.
     import torch  # type: ignore[import-not-found,unused-ignore]
 
     version = torch.__version__
-    chosen = [sc for sc in scenarios() if args.only in sc.name]
-    names = [sc.name for sc in scenarios()]
+    pool = fresh_scenarios() if args.fresh else scenarios()
+    chosen = [sc for sc in pool if args.only in sc.name]
+    names = [sc.name for sc in scenarios() + fresh_scenarios()]
     assert len(names) == len(set(names)), "scenario names must be unique"
     if args.list:
         for sc in chosen:
-            print(f"{'sealed' if sealed(sc.name) else 'dev   '} {sc.launcher:20} {sc.name}")
+            print(f"{part_of(sc, args.fresh):6} {sc.launcher:20} {sc.name}")
         return 0
-    labels: dict[str, dict[str, dict]] = {"dev": {}, "sealed": {}}
+    parts = ("fresh",) if args.fresh else ("dev", "sealed")
+    labels: dict[str, dict[str, dict]] = {part: {} for part in parts}
     for part in labels:
         (CORPUS / part).mkdir(parents=True, exist_ok=True)
         path = CORPUS / part / "labels.jsonl"
@@ -1197,7 +1242,7 @@ def main() -> int:
             )
             Path(tempfile.gettempdir(), f"realruns-dropped-{sc.name}.log").write_text(text)
             continue
-        part = "sealed" if sealed(sc.name) else "dev"
+        part = part_of(sc, args.fresh)
         file = f"run-{sc.name}.log"
         (CORPUS / part / file).write_text(text)
         labels[part][file] = {
@@ -1218,7 +1263,8 @@ def main() -> int:
         lines = [json.dumps(by_file[f]) for f in sorted(by_file)]
         (CORPUS / part / "labels.jsonl").write_text("".join(line + "\n" for line in lines))
     print(
-        f"done in {time.monotonic() - started:.0f} s; dev {len(labels['dev'])}, sealed {len(labels['sealed'])}"
+        f"done in {time.monotonic() - started:.0f} s; "
+        + ", ".join(f"{part} {len(by_file)}" for part, by_file in labels.items())
     )
     for name, reason in dropped:
         print(f"DROPPED {name}: {reason}")

@@ -12,7 +12,8 @@ from rootcause.confidence import LIKELY, what_would_decide
 from rootcause.engine import similar
 from rootcause.engine.calibration import calibrated
 from rootcause.engine.rules import Held, confidence, initiating, launcher_report
-from rootcause.engine.scanning import EVIDENCE_CHARS, Scan
+from rootcause.engine.scanning import EVIDENCE_CHARS, Scan, ends_in_traceback
+from rootcause.evidence import FRAME_LINE_RE, parse_line
 from rootcause.ranks import LAUNCHER_ONLY, NO_RANK
 from rootcause.result import (
     CollateralFailure,
@@ -378,12 +379,28 @@ def _error_level_lines(scan: Scan) -> list[EvidenceLine]:
     ]
 
 
+def _last_frame(scan: Scan) -> str:
+    """The deepest `File "…", line N, in f` line among the log's last lines, shortened."""
+    for text in reversed(scan.tail):
+        line = parse_line(text).text.strip()
+        if FRAME_LINE_RE.match(line):
+            return short(line)[:160]
+    return short(parse_line(scan.tail[-1]).text)[:160]
+
+
 def _missing_facts(scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool) -> list[str]:
     facts = []
     if scan.chars == 0 or not scan.tail:
         return ["the log is empty: paste or upload the whole output of the failed run"]
     if not diagnosed:
-        if scan.tracebacks == 0 and not scan.exceptions and _error_level_lines(scan):
+        if ends_in_traceback(scan):
+            # a paste cut inside a traceback (often its head too): frames, and no exception line
+            facts.append(
+                "the log stops inside a traceback, before the exception line that names the "
+                f"error (its last frame: {_last_frame(scan)}): include the lines after it, the "
+                "exception's type and message"
+            )
+        elif scan.tracebacks == 0 and not scan.exceptions and _error_level_lines(scan):
             facts.append(
                 "the error lines found (c10d's and NCCL's [E…] lines) match no known failure: "
                 "include the whole stderr of every rank from its start (the first error is "

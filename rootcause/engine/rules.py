@@ -23,7 +23,9 @@ from rootcause.ranks import DISTINCT_FIRST_SECONDS, FirstError, initiating_rank
 LAUNCHER_REPORT_RE = re.compile(
     r"\bfailed \(exitcode: -?\d+\)|^\s*(?:exitcode|traceback|error_file)\s*:|"
     r"^\s*rank\s*:?\s*\d+\s*\(local[_ ]rank|Signal \d+ \(SIG[A-Z]+\) received by PID|"
-    r"ChildFailedError"
+    r"ChildFailedError|"
+    # torch.multiprocessing.spawn's report of a process that died without a Python error
+    r"\bProcessExitedException: process \d{1,5} terminated with (?:signal|exit code)\b"
 )
 
 

@@ -32,10 +32,12 @@ from rootcause.ranks import (
     MAX_NCCL_PIDS,
     ROOT_CAUSE_HEAD,
     CrossRankEvidence,
+    crash_code,
     deepspeed_exit,
     mpi_exit,
     nccl_process,
     nccl_rank,
+    spawn_exit,
 )
 from rootcause.runfacts import MARKER as RUNFACTS_MARKER
 from rootcause.runfacts import RunFacts
@@ -195,6 +197,12 @@ def ends_in_traceback(scan: Scan) -> bool:
         return False
     last = parse_line(scan.tail[-1]).text
     return bool(FRAME_LINE_RE.match(last)) or (last[:1].isspace() and bool(last.strip()))
+
+
+def _note_crash(scan: Scan, rank: int | None, code: int) -> None:
+    """A launcher's line reports a worker dead of a crash signal of its own (rootcause/ranks.py)."""
+    if rank is not None and crash_code(code) and len(scan.evidence.crashed) < MAX_MARKED_RANK:
+        scan.evidence.crashed.add(rank)
 
 
 def _mark_chain(ctx: LineContext, i: int, lineno: int, hit: Hit) -> None:
@@ -375,8 +383,13 @@ class Scanner:
             scan.tracebacks += 1
         elif name == "exception":
             scan.last_raise = max(scan.last_raise, (source, lineno))
-            if info.rank is not None and CRASH_EXIT_RE.match(info.text):
+            if info.rank is not None and CRASH_EXIT_RE.search(info.text[:2000]):
                 scan.evidence.crashed.add(info.rank)
+            spawned = spawn_exit(info.text[:2000])
+            if spawned is not None and scan.evidence.launcher_failed is None:
+                # torch.multiprocessing.spawn's word on the process it saw die, as the elastic
+                # agent's "failed (exitcode: …) local_rank: N" is
+                scan.evidence.launcher_failed = spawned
             hit = Hit(source, lineno, info.rank, info.host, info.ts, ctx.lines[i][:HIT_CHARS])
             scan.exceptions.setdefault(info.rank, hit)
             if len(scan.error_lines) < MAX_ERROR_LINES:
@@ -399,12 +412,15 @@ class Scanner:
                     scan.evidence.layout.global_rank(local, info.host),
                     int(f.group("code")),
                 )
+                _note_crash(scan, *scan.evidence.launcher_failed)
         elif name == "launch":
             scan.run.observe(info.text)
         elif name == "mpi_exit":
             if scan.evidence.launcher_failed is None:
                 after = [ctx.lines[j][:200] for j in range(i + 1, min(len(ctx.lines), i + 3))]
                 scan.evidence.launcher_failed = mpi_exit(info.text[:1000], after)
+                if scan.evidence.launcher_failed is not None:
+                    _note_crash(scan, *scan.evidence.launcher_failed)
         elif name == "ds_exit":
             if scan.evidence.launcher_failed is None:
                 after = [ctx.lines[j][:2000] for j in range(i + 1, min(len(ctx.lines), i + 3))]

@@ -205,7 +205,24 @@ SAMPLE_LAUNCHES = {
         launcher=None, script="/opt/job/main.py", command=None, batch_size=None, world_size=None
     ),
 }
-_PLACEHOLDER_RE = re.compile(r"<[A-Z_]+(?:\.py)?>")
+_PLACEHOLDER_RE = re.compile(r"<[A-Z_]+(?:\.[a-z]+)?>")
+# something shaped like a placeholder but not one the commands name (`<last-good-checkpoint>`)
+_LOOSE_PLACEHOLDER_RE = re.compile(r"<[a-z][^<>\n]{0,60}>")
+# A data path a command reads or writes: absolute (/data/..., /scratch/...), in a home (~/dataset),
+# a relative path with a directory (ckpt/last.pt, ./output) or a data file's name (model.pt,
+# ds_config.json). Not: what the command writes itself under /tmp, the system's own (/dev/shm,
+# /proc, /usr/local/cuda-*, ~/.cache), a container's mount point, URLs, the user's script.
+_DATA_PATH_RE = re.compile(
+    # (not a name `find -name` looks for among what the command wrote)
+    r"(?<![\w.:/<>=)\]*-])(?<!-name )(?:/(?:[\w.$*-]+/?)+|~/[\w./$*-]*|\.{1,2}/[\w./$*-]*|"
+    r"[\w-]+/[\w./$*-]*\.(?:pt|pth|ckpt|bin|safetensors|json|ya?ml|csv|jsonl|parquet|arrow)|"
+    r"[\w-]+\.(?:pt|pth|ckpt|bin|safetensors|json|ya?ml|csv|jsonl|parquet|arrow))(?![\w<>])"
+)
+# what stands before the program of a command: its start, environment assignments, a launcher
+_PROGRAM_RE = re.compile(r"(?:^|[;&|]\s*|\b(?:mpirun|srun)\b[^;&|\n]*\s)(?:\w+=\S+\s+)*$")
+_NOT_DATA_RE = re.compile(
+    r"^(?:/tmp/|/dev/|/proc/|/sys/|/usr/|/opt/|/etc/|/workspace$|~/\.cache/|/2\*\*)"
+)
 _FROM_RE = re.compile(r"\bfrom (?P<module><?[\w.]+>?) import ")
 # the user's modules as the catalogue names them; anything else imported is a library
 _USER_MODULES = {"train", "data", "model", "losses"}
@@ -218,9 +235,16 @@ def _body(text: str) -> str:
 
 def _check_names(body: str, launch: Launch | None) -> None:
     """No import of the user's own names; no script but the log's, one the command writes, or a
-    placeholder."""
+    placeholder; no data path but the log's own or a placeholder."""
     for m in _FROM_RE.finditer(body):
         assert m.group("module") not in _USER_MODULES, body
+    assert not _LOOSE_PLACEHOLDER_RE.search(body), body
+    shown = launch.command or "" if launch else ""
+    for m in _DATA_PATH_RE.finditer(body):
+        path = m.group(0)
+        if _PROGRAM_RE.search(body[: m.start()]):
+            continue  # the program a command runs (nccl-tests' ./build/all_reduce_perf), not data
+        assert _NOT_DATA_RE.match(path) or path in shown, (path, body)
     written = set(re.findall(r"(?:>|\btee)\s*([\w./-]+\.py)\b", body))
     own = {launch.script} if launch and launch.script else set()
     for script in _SCRIPT_RE.findall(body):
@@ -313,3 +337,65 @@ def test_the_catalogues_launcher_flags_join_the_logs_own_launch_of_the_same_laun
         launch=SAMPLE_LAUNCHES["deepspeed line"],
     )
     assert other.startswith("deepspeed --num_gpus=8 sft.py --deepspeed ds_z2.json;")
+
+
+def test_a_data_path_the_log_shows_fills_its_placeholder_and_one_it_does_not_is_named():
+    checked = ENTRIES["disk-full"].verification.command
+    assert "<OUTPUT_DIR>" in checked
+
+    # the torchrun line shows `--output_dir out`: the check reads that directory, runnable as is
+    shown = verification_command(checked, launch=SAMPLE_LAUNCHES["torchrun line"])
+    assert "disk_usage('out')" in shown
+    assert "ls -d out/checkpoint-*" in shown
+    assert "<" not in shown
+    assert not shown.startswith("# TEMPLATE")
+
+    # DeepSpeed's line shows no output directory: a one-blank template naming it
+    unshown = verification_command(checked, launch=SAMPLE_LAUNCHES["deepspeed line"])
+    assert unshown.startswith("# TEMPLATE — fill in <OUTPUT_DIR>: the run's output directory")
+
+
+def test_the_logs_own_deepspeed_config_is_kept_over_the_catalogues_example():
+    command = fix_command(
+        ENTRIES["fp16-loss-scale-underflow"].fix.command,
+        slug="fp16-loss-scale-underflow",
+        launch=SAMPLE_LAUNCHES["deepspeed line"],
+        evidence=[],
+    )
+
+    assert command.startswith("deepspeed --num_gpus=8 sft.py --deepspeed ds_z2.json")
+    assert "<DS_CONFIG.json>" not in command
+
+
+def test_a_checkpoint_path_in_the_evidence_fills_the_checkpoint_placeholder():
+    evidence = [
+        EvidenceLine(
+            line=7,
+            text="RuntimeError: PytorchStreamReader failed reading zip archive: failed finding "
+            "central directory (while loading runs/exp3/ckpt_step400.pt)",
+        )
+    ]
+
+    fix = fix_command(
+        ENTRIES["checkpoint-corrupt"].fix.command,
+        slug="checkpoint-corrupt",
+        launch=None,
+        evidence=evidence,
+    )
+    verify = verification_command(
+        ENTRIES["checkpoint-corrupt"].verification.command, launch=None, evidence=evidence
+    )
+
+    assert fix.endswith("runs/exp3/ckpt_step400.pt")
+    assert "glob.glob('runs/exp3/*.pt')" in verify
+    assert not verify.startswith("# TEMPLATE")
+
+
+@pytest.mark.parametrize(
+    "example",
+    ["/data/imagenet/train", "~/dataset/train.jsonl", "ckpt/last.pt", "./output", "model.pt"],
+)
+def test_the_data_path_check_catches_an_unmarked_example_path(example: str) -> None:
+    # the check above is not empty: an example path the catalogue might write is caught
+    with pytest.raises(AssertionError):
+        _check_names(f"python -c \"import torch; torch.load('{example}')\"", None)

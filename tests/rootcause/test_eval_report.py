@@ -65,12 +65,13 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
-    assert names == ["realruns/dev", "realruns/sealed"]
+    # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart
+    assert names == ["realruns/dev", "realruns/sealed", "realruns/fresh"]
     (tmp_path / "corpus" / "dev9").mkdir(parents=True)
     (tmp_path / "corpus" / "dev9" / "labels.jsonl").write_text("")
     (tmp_path / "corpus" / "notes").mkdir()
     names = [name for name, _ in bench_eval.default_corpora(tmp_path)]
-    assert names == ["shared/dev9", "realruns/dev", "realruns/sealed"]
+    assert names == ["shared/dev9", "realruns/dev", "realruns/sealed", "realruns/fresh"]
 
 
 def test_out_of_taxonomy_logs_are_apart_from_top1_and_ece_is_reported(

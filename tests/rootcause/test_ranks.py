@@ -1,4 +1,10 @@
-from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank
+from pathlib import Path
+
+import pytest
+
+from rootcause.cli import diagnose_path
+from rootcause.engine import get_engine
+from rootcause.ranks import CrossRankEvidence, FirstError, initiating_rank, spawn_exit
 
 
 def fe(line, ts=None, source=0, signal="sig"):
@@ -278,11 +284,25 @@ def test_a_rank_that_crashed_with_a_signal_is_not_silent():
     assert "crashed" in reason
 
 
-def test_silent_rank_skips_one_that_crashed():
+def test_a_rank_dead_of_a_crash_signal_comes_before_a_silent_one():
+    # rank 3 crashed, 0, 1 and 4 lost a peer, 2 printed nothing: the agent stopped rank 2 before
+    # it noticed (bench/realruns/corpus/fresh's 4-rank SIGFPE run has that shape)
     ev = CrossRankEvidence(crashed={3})
     rank, _ = initiating_rank(
         root_errors={},
         collateral_errors={0: fe(1), 1: fe(2), 4: fe(3)},
+        evidence=ev,
+        ranks_seen={0, 1, 2, 3, 4},
+    )
+    assert rank == 3
+
+
+def test_silent_rank_skips_one_that_crashed_after_losing_its_peer():
+    # rank 3 crashed too, but after reporting a lost peer of its own: a victim, not the cause
+    ev = CrossRankEvidence(crashed={3})
+    rank, _ = initiating_rank(
+        root_errors={},
+        collateral_errors={0: fe(1), 1: fe(2), 3: fe(4), 4: fe(3)},
         evidence=ev,
         ranks_seen={0, 1, 2, 3, 4},
     )
@@ -298,3 +318,53 @@ def test_a_rank_reporting_absent_peers_is_a_witness():
         ranks_seen={0},
     )
     assert rank is None
+
+
+def test_the_one_rank_dead_of_a_crash_signal_is_the_one_the_others_lost():
+    # torchrun's summary: rank 2 died of SIGSEGV printing nothing; ranks 0 and 1 lost their peer
+    ev = CrossRankEvidence(crashed={2}, launcher_root=0)
+    rank, reason = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 1: fe(2)}, evidence=ev, ranks_seen={0, 1, 2}
+    )
+    assert rank == 2
+    assert "crash signal" in reason
+    assert "ranks 0, 1 only lost a peer" in reason
+
+
+def test_a_rank_that_crashed_after_reporting_a_lost_peer_is_a_victim_too():
+    ev = CrossRankEvidence(crashed={1})
+    rank, _ = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 1: fe(2)}, evidence=ev, ranks_seen={0, 1}
+    )
+    assert rank is None
+
+
+def test_spawns_report_of_a_process_dead_of_a_signal_is_the_launchers_word():
+    assert spawn_exit(
+        "torch.multiprocessing.spawn.ProcessExitedException: process 2 terminated with signal "
+        "SIGSEGV"
+    ) == (2, -11)
+    assert spawn_exit("ProcessExitedException: process 1 terminated with exit code 3") == (1, 3)
+    assert spawn_exit("process 1 terminated with signal SIGSEGV") is None
+
+
+# Real runs (bench/realruns/programs/train.py --fault child-exit, torch 2.13.0+cpu): one rank dies
+# of a crash signal at step 3, printing nothing; the others lose their peer or are stopped.
+RUNS = Path(__file__).with_name("runs")
+
+
+@pytest.mark.parametrize(
+    ("log", "rank"),
+    [
+        # torchrun, 2 ranks: rank 0 SIGSEGV, rank 1's gloo "Connection reset by peer"
+        ("torchrun_rank0_sigsegv_rank1_lost_peer.log", 0),
+        # mp.spawn, 2 processes: "ProcessExitedException: process 1 terminated with signal SIGSEGV"
+        ("spawn_process1_sigsegv.log", 1),
+    ],
+)
+def test_a_real_run_names_the_rank_that_died_of_a_crash_signal(log: str, rank: int) -> None:
+    result = diagnose_path(str(RUNS / log), get_engine())
+
+    assert result.failure is not None
+    assert result.failure.slug == "elastic-child-failed"
+    assert result.initiating_rank == rank

@@ -349,8 +349,9 @@ def run(args: argparse.Namespace, rank: int, world: int) -> None:
             log.info("running evaluation on this rank before the next step")
             time.sleep(args.pg_timeout * 4)
         elif hit and args.fault == "child-exit":
-            if args.variant == "segv":
-                os.kill(os.getpid(), signal.SIGSEGV)
+            crash = {"segv": signal.SIGSEGV, "bus": signal.SIGBUS, "fpe": signal.SIGFPE}
+            if args.variant in crash:
+                os.kill(os.getpid(), crash[args.variant])
             elif args.variant == "abort":
                 os.abort()
             else:
