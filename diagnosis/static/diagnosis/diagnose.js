@@ -25,6 +25,7 @@
   });
 
   function clearFile() {
+    choice++;
     input.value = "";
     delete form.dataset.blocked;
   }
@@ -80,7 +81,12 @@
     return shown.join("\n");
   }
 
+  // Each choice (a drop, a file or folder chosen) is numbered: what reads a file and answers later
+  // (the extraction, an archive's trailer, a folder's walk) is dropped when another came since.
+  var choice = 0;
+
   function chooseFile(file) {
+    var mine = choice;
     delete form.dataset.blocked;
     var old = form.querySelector("#evidence-preview");
     if (old) old.remove();
@@ -102,6 +108,7 @@
     form.dataset.blocked = "1";  // until the extraction replaces the file
     note.textContent = "Reading the log " + file.name + " (" + size(file.size) + ")…";
     Promise.all([file.text(), loadPatterns()]).then(function (read) {
+      if (mine !== choice) return;
       var picked = extract(read[0], read[1]);
       if (file.size <= maxBytes && picked.keptBytes + picked.lines > file.size / 2) {
         // Most of the file is evidence: sent whole, as the CLI does.
@@ -135,6 +142,7 @@
       details.appendChild(pre);
       note.after(details);
     }).catch(function () {
+      if (mine !== choice) return;
       form.dataset.blocked = "1";
       note.textContent = "Could not pick out the evidence of " + file.name + " in this page. Run " +
         "rootcause diagnose " + file.name + " on your machine: it sends only the evidence.";
@@ -172,6 +180,7 @@
 
   // `what` names what was given: "the folder job" for a folder, else "" (files).
   function chooseFiles(files, what) {
+    choice++;
     // One file that is no archive is a log, wherever it came from (so the service takes it).
     if (files.length === 1 && !ARCHIVE.test(files[0].name)) {
       chooseFile(files[0]);
@@ -229,6 +238,7 @@
   // to what the service allows an archive of that size (its bytes times the ratio, at least 1 MB,
   // and never above the bundle's expanded limit): refused here as it would be there.
   function chooseArchive(file) {
+    var mine = choice;
     var shown = "The archive " + file.name + " (" + size(file.size) + ")";
     if (file.size > bundle.maxArchive) {
       refuse(shown + " is above the limit of " + size(bundle.maxArchive) + " for an archive. Run " +
@@ -244,6 +254,7 @@
     form.dataset.blocked = "1";  // until the trailer is read
     note.textContent = "Reading " + file.name + "…";
     file.slice(file.size - 4).arrayBuffer().then(function (buffer) {
+      if (mine !== choice) return;
       var declared = new DataView(buffer).getUint32(0, true);
       var cap = Math.min(bundle.maxExpanded, Math.max(file.size * bundle.ratio, 1 << 20));
       if (declared > cap) {
@@ -344,13 +355,14 @@
       if (dropped.length) take(dropped, "");
       return;
     }
+    var mine = ++choice;
     started(entries);
     form.dataset.blocked = "1";  // until the walk is done
     note.textContent = "Reading " + folderWords(folders) + "…";
     walk(entries).then(function (files) {
-      take(files, folderWords(folders));
+      if (mine === choice) take(files, folderWords(folders));
     }).catch(function () {
-      refuse("Could not read " + folderWords(folders) + " in this page. Choose its files, or " +
+      if (mine === choice) refuse("Could not read " + folderWords(folders) + " in this page. Choose its files, or " +
         "send a .tar.gz of it.");
     });
   });
