@@ -51,6 +51,35 @@ def bundle_limits() -> Limits:
     )
 
 
+@dataclass(frozen=True)
+class UploadLimits:
+    """A bundle's limits as an upload meets them: what the page's pre-check holds a drop to, and
+    says, before anything is sent (diagnosis/static/diagnosis/diagnose.js)."""
+
+    max_files: int
+    max_file_bytes: int
+    # several files of one form, together: the upload's limit (they are staged as one tar) and
+    # the bundle's expanded limit
+    max_files_bytes: int
+    max_archive_bytes: int
+    # one archive, expanded: at most this, and at most max_ratio times its own size (1 MiB floor)
+    max_expanded_bytes: int
+    max_ratio: int
+
+
+def upload_limits() -> UploadLimits:
+    """This service's bundle limits (settings), in the terms an upload meets them."""
+    limits = bundle_limits()
+    return UploadLimits(
+        max_files=limits.max_files,
+        max_file_bytes=limits.max_file_bytes,
+        max_files_bytes=min(int(settings.ROOTCAUSE_MAX_LOG_BYTES), limits.max_total_bytes),
+        max_archive_bytes=limits.max_archive_bytes,
+        max_expanded_bytes=limits.max_total_bytes,
+        max_ratio=limits.max_ratio,
+    )
+
+
 def staged_limit() -> int:
     """The most a staged bundle may take: the upload's limit and a tar header per file."""
     return int(settings.ROOTCAUSE_MAX_LOG_BYTES) + _BLOCK * (

@@ -25,10 +25,15 @@ class QuestionInputSerializer(serializers.Serializer):
 
 
 class CitationSerializer(serializers.Serializer):
-    slug = serializers.CharField(help_text="The catalogue entry quoted; empty for the evidence.")
+    slug = serializers.CharField(
+        help_text="The catalogue entry quoted; empty for this diagnosis's own fix or evidence."
+    )
     section = serializers.CharField(help_text="quick_answer, mechanism, fix, faq-1, evidence, …")
     title = serializers.CharField()
-    link = serializers.CharField(help_text="The section on the encyclopedia page.")
+    link = serializers.CharField(
+        help_text="The section's anchor: on the entry's encyclopedia page, or on this "
+        "diagnosis's result page (#fix, #evidence)."
+    )
     score = serializers.FloatField(help_text="Its BM25 score against the question.")
 
 

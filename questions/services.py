@@ -4,6 +4,7 @@ diagnosis's thread."""
 from __future__ import annotations
 
 from django.db import transaction
+from msgspec import UnsetType
 
 from accounts.actors import Actor
 from accounts.selectors import Forbidden
@@ -12,7 +13,7 @@ from diagnosis.models import Diagnosis
 from diagnosis.selectors import stored_result
 from plumbing.problems import ApplicationError
 from plumbing.text import several_lines
-from questions.answers import answer_text, entries_of, rank_sections, sections_for
+from questions.answers import answer_text, rank_sections, sources_of
 from questions.models import DiagnosisQuestion
 
 
@@ -33,7 +34,11 @@ def ask_question(*, actor: Actor, diagnosis: Diagnosis, question: str) -> Diagno
         raise ApplicationError("Ask a question: this one has no words.")
     result = stored_result(diagnosis)
     evidence = "\n".join(e.text for e in result.evidence) if result else ""
-    hits = rank_sections(sections_for(entries_of(diagnosis), evidence), question)
+    fix = ""
+    if result is not None and not isinstance(result.remediation, UnsetType):
+        fix = "\n".join([*result.remediation.steps, result.remediation.command])
+    sources = sources_of(diagnosis, question, fix=fix, evidence=evidence)
+    hits = rank_sections(sources.own, question, sources.others)
     with transaction.atomic():
         return DiagnosisQuestion.objects.create(
             organization_id=diagnosis.organization_id,

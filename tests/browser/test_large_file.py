@@ -89,7 +89,7 @@ def test_a_file_above_the_server_limit_is_never_uploaded_whole(page: Any, settin
     page.locator("#id_log_file").set_input_files(
         files=[{"name": "train.log.gz", "mimeType": "application/gzip", "buffer": b"x" * 300_000}]
     )
-    assert "above the 256.0 KB limit" in page.locator("#selection").inner_text()
+    assert "above the limit of 256.0 KB for a log" in page.locator("#selection").inner_text()
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_timeout(300)
     assert posts == []

@@ -20,6 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.release import build_release
+
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 UV = Path(sys.executable).parent / "uv"
@@ -48,9 +50,7 @@ def test_the_home_pages_install_line_installs_the_client_from_the_service(
     dist = tmp_path / "dist"
     settings.SITE_URL = live_server.url
     settings.DOWNLOADS_DIR = dist
-    built = _run("make", "-s", "downloads", f"DIST={dist}")
-    assert built.returncode == 0, built.stdout + built.stderr
-    assert (dist / f"rootcause-{VERSION}-py3-none-any.whl").is_file()
+    build_release(dist)
 
     home = httpx.get(f"{live_server.url}/", timeout=30)
     (line,) = re.findall(r'<pre class="install-pip">(.*?)</pre>', home.text)
