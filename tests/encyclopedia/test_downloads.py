@@ -111,11 +111,13 @@ def test_without_a_build_the_pages_say_how_to_make_one(client: Client, settings,
     assert client.get("/downloads/index.json").json() == {"wheel": None, "vsix": None, "files": []}
 
 
-def test_the_home_page_gives_the_install_line_of_this_service(client: Client, dist):
+def test_the_home_page_gives_the_install_lines_of_this_service(client: Client, dist):
     text = html.unescape(client.get("/").content.decode())
 
     (line,) = re.findall(r'<pre class="install-pip">(.*?)</pre>', text)
     assert line == f"pip install {SITE}/downloads/{WHEEL}"
+    (code,) = re.findall(r'<pre class="install-code">(.*?)</pre>', text)
+    assert code == f"curl -fLO {SITE}/downloads/{VSIX} && code --install-extension {VSIX}"
     assert 'href="/downloads/"' in text
 
 
