@@ -2,10 +2,11 @@
 
 Readers (the pipes' threads, the file followers) call `Monitor.feed`; one loop calls `due` and
 `stalled` and runs the diagnoses, so a diagnosis never holds up the output passing through. A
-diagnosis runs only after an error-ish line (buffer.Trigger), once the output has been quiet for
-DEBOUNCE seconds (a traceback arrives in several writes; its last line is what decides) or at
-most MAX_DELAY after the first trigger, and reads the bounded buffer: its cost does not grow with
-the job's length, and a job that prints nothing error-ish is never diagnosed until it ends.
+diagnosis runs only after an error-ish line (buffer.Trigger) or a failing figure in a sample of
+the newest lines (read by `due`), once the output has been quiet for DEBOUNCE seconds (a
+traceback arrives in several writes; its last line is what decides) or at most MAX_DELAY after
+the first trigger, and reads the bounded buffer: its cost does not grow with the job's length,
+and a job that prints nothing error-ish is never diagnosed until it ends.
 """
 
 from __future__ import annotations
@@ -82,6 +83,13 @@ class Monitor:
         job `ended`: nothing more will come)."""
         now = time.monotonic()
         with self._lock:
+            # the figures of the newest lines, read here (at most every FIGURE_EVERY seconds),
+            # not by the readers: see buffer.FIGURE_SIGNALS
+            for src in self.sources.values():
+                if src.figures_due(self.trigger, now=now, ended=ended):
+                    if self._first_trigger is None:
+                        self._first_trigger = now
+                    self._last_trigger = now
             first = self._first_trigger
             return first is not None and (
                 ended or now - self._last_trigger >= DEBOUNCE or now - first >= MAX_DELAY

@@ -51,3 +51,52 @@ def test_the_buffer_keeps_the_head_and_a_bounded_tail(monkeypatch):
     assert "bytes of output not kept here" in text
     assert len(text) < 1300
     assert src.total_bytes > 11000
+
+
+HEALTHY = b"".join(b"[rank0]: step %d loss 0.2500 grad_norm 1.25\n" % i for i in range(2000))
+DIVERGED = b"[rank0]: step 2000 loss 27275.9 lr 3.0e-04 grad_norm 1.202e+06\n"
+
+
+def test_the_figure_signals_are_the_catalogues():
+    # a renamed or removed signal would silently go back into the every-block scan
+    held = {(s.slug, s.id) for s in get_engine().signals}
+    assert buffer.FIGURE_SIGNALS - held == set()
+
+
+def test_a_failing_figure_is_read_in_the_sample_not_by_the_block_scan():
+    src, t = Source("job"), trigger()
+    assert len(HEALTHY) > buffer.FIGURE_SAMPLE
+    assert not feed(src, "out", HEALTHY + DIVERGED, t).triggered  # the block scan leaves it
+    assert src.figures_due(t, now=100.0)
+    # read: nothing fresh until more lines come; after a hit, not again for FIGURE_AFTER_HIT
+    assert not src.figures_due(t, now=200.0)
+    feed(src, "out", DIVERGED, t)
+    assert not src.figures_due(t, now=100.0 + buffer.FIGURE_AFTER_HIT - 1)
+    assert src.figures_due(t, now=100.0 + buffer.FIGURE_AFTER_HIT)
+
+
+def test_healthy_figures_are_read_and_not_a_failure():
+    src, t = Source("job"), trigger()
+    feed(src, "out", HEALTHY, t)
+    assert not src.figures_due(t, now=100.0)
+
+
+def test_figures_are_read_at_most_every_figure_every_seconds_and_at_the_end():
+    src, t = Source("job"), trigger()
+    feed(src, "out", HEALTHY[:1000], t)
+    assert not src.figures_due(t, now=100.0)
+    feed(src, "out", DIVERGED, t)
+    assert not src.figures_due(t, now=100.0 + buffer.FIGURE_EVERY / 2)
+    assert src.figures_due(t, now=100.0 + buffer.FIGURE_EVERY / 2, ended=True)
+
+
+def test_a_slow_job_has_every_line_read_for_figures_and_a_chatty_one_its_newest():
+    src, t = Source("job"), trigger()
+    feed(src, "out", DIVERGED, t)  # a few lines a second: the one figure line is read
+    for block in range(10):
+        feed(src, "out", b"[rank0]: step %d loss 0.25 grad_norm 1.25\n" % block, t)
+    assert src.figures_due(t, now=100.0)
+    src = Source("job")
+    feed(src, "out", DIVERGED, t)  # more than FIGURE_SAMPLE after it within the second
+    feed(src, "out", HEALTHY, t)
+    assert not src.figures_due(t, now=100.0)

@@ -101,6 +101,46 @@ def test_the_first_root_cause_is_printed_while_the_job_runs_and_masked(failing_j
         job.finish(timeout=30)
 
 
+DIVERGING_JOB = textwrap.dedent(
+    """
+    import sys, time
+    # a chatty healthy start (more than a figure sample a second), then the loss and the grad
+    # norm blow up and the job goes on logging them: no error line, no traceback, ever
+    for step in range(6000):
+        print(f"[rank{step % 4}]: step {step} loss {2.0 - step / 6000:.4f} grad_norm 1.25")
+    sys.stdout.flush()
+    time.sleep(0.5)
+    step = 6000
+    while True:
+        print(f"[rank{step % 4}]: step {step} loss {25000.0 + step:.1f} grad_norm 1.2e+06")
+        if step == 6000:
+            print("DIVERGED", flush=True)
+        step += 1
+        if step % 100 == 0:
+            sys.stdout.flush()
+            time.sleep(0.05)
+    """
+)
+
+
+def test_a_failure_only_the_logged_figures_show_is_diagnosed_while_the_job_runs(tmp_path):
+    path = tmp_path / "diverging.py"
+    path.write_text(DIVERGING_JOB)
+    job = start(["run", "--offline", "--stall-after", "0", "--", PY, str(path)])
+    try:
+        diverged = job.wait_for("DIVERGED", timeout=60)
+        header = job.wait_for("rootcause: failure diagnosed while the job runs", timeout=30)
+        assert diverged is not None
+        assert header is not None, job.text("err")
+        assert header.at - diverged.at < 5
+        assert job.proc.poll() is None  # it never ends by itself
+        report = job.text("err").split("rootcause: failure diagnosed", 1)[1]
+        assert "class:      loss-divergence" in report
+    finally:
+        job.proc.send_signal(signal.SIGTERM)
+        job.finish(timeout=30)
+
+
 def test_kill_on_failure_ends_the_job_and_its_children(failing_job, tmp_path):
     # the job starts a grandchild in a session of its own, as torchrun starts its workers
     parent = tmp_path / "parent.py"

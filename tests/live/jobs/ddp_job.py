@@ -3,6 +3,9 @@
 LIVE_FAULT picks what happens at LIVE_FAIL_STEP on rank LIVE_FAIL_RANK:
   oom          the rank asks the CPU allocator for 64 TiB (a real allocator failure); the other
                ranks wait in their next all-reduce until the gloo timeout (LIVE_TIMEOUT seconds)
+  oom-stays    as oom, but the failing rank prints its traceback and its process stays: over gloo
+               the others would otherwise see its socket close at once, where NCCL ranks wait for
+               the watchdog; here they wait in their all-reduce for the gloo timeout
   loader-hang  the rank's DataLoader blocks in its dataset's __getitem__ (a read that never returns)
   none         every rank trains LIVE_STEPS steps; rank 0 redraws a progress bar with `\\r`
 Options come from the environment so the command line shows nothing of the fault.
@@ -12,6 +15,7 @@ import datetime
 import os
 import sys
 import time
+import traceback
 
 import torch
 import torch.distributed as dist
@@ -55,6 +59,15 @@ def main() -> None:
             break
         if FAULT == "oom" and rank == FAIL_RANK and step == FAIL_STEP:
             torch.empty(1 << 44, dtype=torch.float32)  # 64 TiB
+        if FAULT == "oom-stays" and rank == FAIL_RANK and step == FAIL_STEP:
+            try:
+                torch.empty(1 << 44, dtype=torch.float32)  # 64 TiB
+            except RuntimeError:
+                lines = traceback.format_exc().splitlines()
+                sys.stderr.write("".join(f"[rank{rank}]: {line}\n" for line in lines))
+                sys.stderr.flush()
+                time.sleep(TIMEOUT + 60)
+                raise
         loss = model(batch).pow(2).mean()
         opt.zero_grad()
         loss.backward()
