@@ -274,7 +274,11 @@ class Masker:
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
         spans = self._spans(chunk, buf, keys)
-        if self._when_needed and self._analyzer is None and not _covered(all_windows(buf), spans):
+        if (
+            self._when_needed
+            and self._analyzer is None
+            and not _covered(all_windows(buf, skip_impossible_wallets=True), spans)
+        ):
             # Presidio's recognizers could change this chunk's masking: from now on, its way.
             self._analyzer = default_analyzer()
             spans = self._spans(chunk, buf, keys)
