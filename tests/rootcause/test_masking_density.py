@@ -298,7 +298,7 @@ def test_a_wallet_window_is_skipped_only_where_presidio_finds_nothing(window: by
 
     recognizer = CryptoRecognizer()
     for text in [window, *_WALLETS]:
-        found = recognizer.analyze(text.decode(), ["CRYPTO"], None)  # type: ignore[arg-type]
+        found = recognizer.analyze(text.decode(), ["CRYPTO"], None)
         if found:
             assert wallet_possible(text), text
     assert not wallet_possible(_WALLETS[4])
