@@ -231,6 +231,21 @@ class Masker:
                 hits = None  # scanned again, thinned, with the learning patterns' ids
             self._learn(buf, find_candidates(buf, LEARNING_SPECS, hits))
 
+    def learn_lines(self, buf: bytes) -> None:
+        """Learn the names in ``buf``: a few whole lines picked from a log (``printed.py``),
+        read without the density guard, which could thin them and learn less than ``learn``
+        over the whole log does."""
+        if buf:
+            self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+
+    def mask_apart(self, text: str) -> str:
+        """``text`` masked on its own (a printed line): no private-key block carried in from
+        an earlier call or out to a later one."""
+        self._in_private_key = 0
+        out = self.mask(text)
+        self._in_private_key = 0
+        return out
+
     def mask(self, chunk: str) -> str:
         """Mask one line-aligned chunk (a token split across two calls cannot be recognised)."""
         if not chunk:
