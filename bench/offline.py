@@ -3,10 +3,11 @@
 1. **Whole process**: `rootcause diagnose --offline` on generated training logs with PII
    (`bench.genlog`: NCCL lines with hosts and IPs, home paths, planted tokens, an OOM at the end)
    of 1, 20 and 100 MB, and issue 33's 20 MB cluster log dense with personal data (a finding
-   every ~140 bytes: `bench.masking_corpus.cluster`), beside a naive pure-Python grep for the taxonomy's phrases
-   (`bench.naive_grep`) over the same file in the same run. In this checkout's virtualenv
-   (Presidio installed) and in the light install (`pip install .` into a fresh virtualenv, as
-   `.ci/check-client` does; built once per lock file under the temporary directory).
+   every ~140 bytes: `bench.masking_corpus.cluster`), beside a naive pure-Python grep for the
+   taxonomy's phrases (`bench.naive_grep`) over the same file in the same run. In this
+   checkout's virtualenv (Presidio installed) and in the light install (`pip install .` into a
+   fresh virtualenv, as `.ci/check-client` does; built once per lock file under the temporary
+   directory).
 2. **Start-up** in the light install: `rootcause --version` and a 20 KB log, the best of five,
    with the compiled databases cached (`rootcause.hscache`), and once with an empty cache.
 3. **Hostile shapes** (issue 14) beside a benign log: CPU seconds per MB to mask (both passes)
