@@ -56,7 +56,8 @@ def _masked(result: DiagnosisResult, paths: list[str]) -> tuple[DiagnosisResult,
     masker = Masker(analyzer=WHEN_NEEDED)
     names = mentioned_names(texts)
     for path in paths:
-        masker.learn_lines(teaching_lines(raw_pieces(path), names))
+        for lines in teaching_lines(raw_pieces(path), names):
+            masker.learn_lines(lines)
     return _walk(result, masker.mask_apart), masker.counts
 
 

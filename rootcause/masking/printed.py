@@ -21,7 +21,7 @@ thinned them would learn less than the whole pass does).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import hyperscan
 
@@ -34,6 +34,8 @@ _MIN_NAME = 4
 # Names of more atoms than this are not looked for (ip-10-0-12-34 is five).
 _MAX_ATOMS = 16
 _SEPARATOR = b"[-._]"
+# The lines read for the names are learned from in batches of about this many bytes.
+_BATCH = 1 << 20
 
 
 def mentioned_names(texts: Iterable[str]) -> set[bytes]:
@@ -53,30 +55,42 @@ def _pattern(name: bytes) -> bytes:
     return b"".join(_SEPARATOR if c in b"-._" else re.escape(bytes((c,))) for c in name)
 
 
-def teaching_lines(pieces: Iterable[bytes], names: set[bytes]) -> bytes:
-    """The distinct lines of the log (``pieces``: its bytes in order) that hold one of
-    ``names`` as ``mentioned_names`` gives them, each ending with a line break."""
+def teaching_lines(pieces: Iterable[bytes], names: set[bytes]) -> Iterator[bytes]:
+    """The lines of the log (``pieces``: its bytes in order) that hold one of ``names`` as
+    ``mentioned_names`` gives them, in batches of whole lines of about ``_BATCH`` bytes (a name
+    on every line of a big log must not bring the whole log into memory at once); a line
+    repeated within a batch comes once."""
     if not names:
-        return b""
+        return
     db = Database([_pattern(n) for n in sorted(names)], [hyperscan.HS_FLAG_CASELESS] * len(names))
     lines: dict[bytes, None] = {}  # in the log's order, once each
+    size = 0
     carry = b""
     for piece in pieces:
         buf = carry + piece
         cut = buf.rfind(b"\n") + 1
         carry = buf[cut:]
-        _collect(db, buf[:cut], lines)
+        for line in _lines_with(db, buf[:cut]):
+            if line not in lines:
+                lines[line] = None
+                size += len(line)
+                if size >= _BATCH:
+                    yield b"".join(lines)
+                    lines.clear()
+                    size = 0
     if carry:
-        _collect(db, carry + b"\n", lines)
-    return b"".join(lines)
+        for line in _lines_with(db, carry + b"\n"):
+            lines.setdefault(line)
+    if lines:
+        yield b"".join(lines)
 
 
-def _collect(db: Database, buf: bytes, lines: dict[bytes, None]) -> None:
-    """Add the lines of ``buf`` (whole lines) where ``db`` matches."""
+def _lines_with(db: Database, buf: bytes) -> Iterator[bytes]:
+    """The lines of ``buf`` (whole lines) where ``db`` matches, in order."""
     line_end = -1
     for end in sorted(end for _, _, end in db.scan(buf)):
         if end <= line_end:
             continue  # in the line just taken
         start = buf.rfind(b"\n", 0, max(0, end - 1)) + 1
         line_end = buf.find(b"\n", end - 1) + 1
-        lines.setdefault(buf[start:line_end])
+        yield buf[start:line_end]
