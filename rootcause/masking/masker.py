@@ -80,7 +80,7 @@ _GENERIC_USERS = frozenset(
 _MAX_TOKENS = 1 << 16
 # Dense regions the learning pass found, kept for the masking pass (dense chunks only).
 _MAX_DENSE = 1 << 12
-# The learning pass's verdicts (scanner.Confirmed, ~25 bytes an anchor), kept for the masking
+# The learning pass's verdicts (scanner.Confirmed, ~40 bytes an anchor), kept for the masking
 # pass of this many chunks at most (the first 256 MiB of a log, in 1 MiB chunks).
 _MAX_CONFIRMED = 256
 

@@ -111,8 +111,6 @@ LEARNING_IDS: dict[int, int] = {
 }
 # Their ids in LEARNING_SPECS -> their ids in SPECS.
 _MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getitem__))
-_ENTITY_IDS: dict[str, int] = {}
-_ENTITIES: list[str] = []
 
 
 def _first(item: tuple[int, list[Candidate]]) -> int:
@@ -122,7 +120,7 @@ def _first(item: tuple[int, list[Candidate]]) -> int:
 class Confirmed:
     """The learning pass's verdicts on one buffer, kept for its masking pass: the learning
     patterns are in the main database too, and their anchors in equal bytes stand for the same
-    candidates, so the masking pass need not confirm them again. Compact (about 25 bytes an
+    candidates, so the masking pass need not confirm them again. Compact (about 40 bytes an
     anchor): a log's every chunk has one until its masking pass."""
 
     __slots__ = ("_digest", "_ends", "_entities", "_keys", "_priorities", "_size", "_starts")
@@ -134,23 +132,19 @@ class Confirmed:
         self._keys = array("q", [code for code, _ in verdicts])
         self._starts = array("q")
         self._ends = array("q")
-        self._entities = array("h")
+        self._entities: list[str] = []  # the validators' constants: a reference each
         self._priorities = array("h")
         for _, found in verdicts:
             if found:
                 c = found[0]
-                entity = _ENTITY_IDS.get(c.entity)
-                if entity is None:
-                    entity = _ENTITY_IDS[c.entity] = len(_ENTITIES)
-                    _ENTITIES.append(c.entity)
                 self._starts.append(c.start)
                 self._ends.append(c.end)
-                self._entities.append(entity)
+                self._entities.append(c.entity)
                 self._priorities.append(c.priority)
             else:
                 self._starts.append(-1)
                 self._ends.append(-1)
-                self._entities.append(-1)
+                self._entities.append("")
                 self._priorities.append(-1)
 
     def of(self, buf: bytes) -> bool:
@@ -166,7 +160,7 @@ class Confirmed:
             return None
         if self._starts[i] < 0:
             return []
-        entity = _ENTITIES[self._entities[i]]
+        entity = self._entities[i]
         return [Candidate(self._starts[i], self._ends[i], entity, self._priorities[i])]
 
 
