@@ -2,10 +2,12 @@
 
 1. **Whole process**: `rootcause diagnose --offline` on generated training logs with PII
    (`bench.genlog`: NCCL lines with hosts and IPs, home paths, planted tokens, an OOM at the end)
-   of 1, 20 and 100 MB, beside a naive pure-Python grep for the taxonomy's phrases
-   (`bench.naive_grep`) over the same file in the same run. In this checkout's virtualenv
-   (Presidio installed) and in the light install (`pip install .` into a fresh virtualenv, as
-   `.ci/check-client` does; built once per lock file under the temporary directory).
+   of 1, 20 and 100 MB, and issue 33's 20 MB cluster log dense with personal data (a finding
+   every ~140 bytes: `bench.masking_corpus.cluster`), beside a naive pure-Python grep for the
+   taxonomy's phrases (`bench.naive_grep`) over the same file in the same run. In this
+   checkout's virtualenv (Presidio installed) and in the light install (`pip install .` into a
+   fresh virtualenv, as `.ci/check-client` does; built once per lock file under the temporary
+   directory).
 2. **Start-up** in the light install: `rootcause --version` and a 20 KB log, the best of five,
    with the compiled databases cached (`rootcause.hscache`), and once with an empty cache.
 3. **Hostile shapes** (issue 14) beside a benign log: CPU seconds per MB to mask (both passes)
@@ -61,10 +63,18 @@ def best(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[
     return min(r[0] for r in results), min(r[1] for r in results)
 
 
-def write_log(directory: Path, size_mb: int) -> Path:
-    path = directory / f"train-{size_mb}MB.log"
+def write_log(directory: Path, size_mb: int, cluster: bool = False) -> Path:
+    """A generated training log, or (``cluster``) issue 33's log dense with personal data: a
+    finding every ~140 bytes (bench/masking_corpus/cluster.py)."""
+    path = directory / f"{'cluster' if cluster else 'train'}-{size_mb}MB.log"
+    if cluster:
+        from bench.masking_corpus.cluster import dense_log
+
+        blocks = dense_log(size_mb * MB)
+    else:
+        blocks = generate_log(size_mb * MB, seed=size_mb)
     with path.open("wb") as f:
-        for block in generate_log(size_mb * MB, seed=size_mb):
+        for block in blocks:
             f.write(block)
     return path
 
@@ -127,14 +137,16 @@ def whole_process(directory: Path, sizes: tuple[int, ...], light: Path | None) -
         + "  ".join(f"{name:>36}" for name in commands)
         + "   (wall s / CPU s, speed-up in CPU time)"
     )
-    for size in sizes:
-        path = write_log(directory, size)
+    # the sizes given, then issue 33's dense cluster log of 20 MB
+    for size, cluster in [*((s, False) for s in sizes), (20, True)]:
+        path = write_log(directory, size, cluster)
         runs = 3 if size <= 1 else 1
         if TAXONOMY.exists():
             grep = best([sys.executable, "-m", "bench.naive_grep", str(path)], runs)
         else:
             grep = (float("nan"), float("nan"))
-        row = f"{size:>4} MB  {grep[0]:>7.2f} / {grep[1]:>6.2f}"
+        label = f"{size:>4} MB" + (" dense cluster" if cluster else "")
+        row = f"{label}  {grep[0]:>7.2f} / {grep[1]:>6.2f}"
         for command in commands.values():
             wall, cpu = best([command, "diagnose", "--offline", str(path)], runs)
             mb_s = size / wall

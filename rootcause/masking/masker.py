@@ -50,9 +50,12 @@ from rootcause.masking.scanner import (
     LEARNED_ENTITIES,
     LEARNING_SPECS,
     Candidate,
+    Confirmed,
     Database,
+    confirmed,
     find_candidates,
     find_learned,
+    find_learning_candidates,
     find_private_keys,
     learned_database,
     learning_database,
@@ -77,6 +80,9 @@ _GENERIC_USERS = frozenset(
 _MAX_TOKENS = 1 << 16
 # Dense regions the learning pass found, kept for the masking pass (dense chunks only).
 _MAX_DENSE = 1 << 12
+# The learning pass's verdicts (scanner.Confirmed, ~40 bytes an anchor), kept for the masking
+# pass of this many chunks at most (the first 256 MiB of a log, in 1 MiB chunks).
+_MAX_CONFIRMED = 256
 
 # The setting the service reads too (config/settings.py): a YAML file of Presidio recognizers.
 RECOGNIZERS_FILE_ENV = "MASKING_RECOGNIZERS_FILE"
@@ -180,6 +186,8 @@ class Masker:
         self._scanned: list[tuple[int, int, int]] | None = None
         # (hash, length) of a dense chunk the learning pass saw -> its dense regions
         self._dense: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        # (hash, length) of a chunk the learning pass saw -> its learning patterns' verdicts
+        self._confirmed: dict[tuple[int, int], Confirmed] = {}
         self._counts: Counter[str] = Counter()
         self._in_private_key = 0  # bytes an open key block may still run for
         self._learned: dict[bytes, str] = {}
@@ -229,7 +237,25 @@ class Masker:
                     self._dense[(hash(chunk), len(chunk))] = regions
                 _, buf, _ = _thinned(chunk, buf, regions)
                 hits = None  # scanned again, thinned, with the learning patterns' ids
-            self._learn(buf, find_candidates(buf, LEARNING_SPECS, hits))
+            found, verdicts = find_learning_candidates(buf, hits)
+            if len(self._confirmed) < _MAX_CONFIRMED:  # for the masking pass of the same chunk
+                self._confirmed[(hash(chunk), len(chunk))] = verdicts
+            self._learn(buf, found)
+
+    def learn_lines(self, buf: bytes) -> None:
+        """Learn the names in ``buf``: a few whole lines picked from a log (``printed.py``),
+        read without the density guard, which could thin them and learn less than ``learn``
+        over the whole log does."""
+        if buf:
+            self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+
+    def mask_apart(self, text: str) -> str:
+        """``text`` masked on its own (a printed line): no private-key block carried in from
+        an earlier call or out to a later one."""
+        self._in_private_key = 0
+        out = self.mask(text)
+        self._in_private_key = 0
+        return out
 
     def mask(self, chunk: str) -> str:
         """Mask one line-aligned chunk (a token split across two calls cannot be recognised)."""
@@ -237,6 +263,8 @@ class Masker:
             return chunk
         # surrogatepass: a str built from arbitrary input must round-trip, not raise.
         buf = chunk.encode("utf-8", "surrogatepass")
+        # the learning pass's verdicts on this chunk: used if the bytes masked are those it read
+        known = self._confirmed.pop((hash(chunk), len(chunk)), None)
         # The guard (density.py): the patterns' own scan, stopped at the budget; only a chunk
         # over it gets the guard's scan, and its dense lines masked whole.
         hits: Hits | None
@@ -273,11 +301,16 @@ class Masker:
                     self._hits = self._scanned = None  # the text changed: scanned again
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
-        spans = self._spans(chunk, buf, keys)
-        if self._when_needed and self._analyzer is None and not _covered(all_windows(buf), spans):
-            # Presidio's recognizers could change this chunk's masking: from now on, its way.
-            self._analyzer = default_analyzer()
+        with confirmed(known):
             spans = self._spans(chunk, buf, keys)
+            if (
+                self._when_needed
+                and self._analyzer is None
+                and not _covered(all_windows(buf, skip_impossible_wallets=True), spans)
+            ):
+                # Presidio's recognizers could change this chunk's masking: from now on, its way.
+                self._analyzer = default_analyzer()
+                spans = self._spans(chunk, buf, keys)
         self._mentions = None
         out = self._render(buf, spans, keys, continued)
         return out.decode("utf-8", "surrogatepass")

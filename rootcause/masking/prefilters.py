@@ -9,9 +9,11 @@ a chunk needs Presidio at all (``Masker(analyzer=WHEN_NEEDED)``): importing it c
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from hashlib import sha256
 
 import hyperscan
 
@@ -162,19 +164,60 @@ def covered(lo: int, hi: int, spans: list[Candidate], starts: list[int]) -> bool
     return not (lo == c.start and hi == c.end and c.priority >= OTHER_PRIORITY)
 
 
-def all_windows(buf: bytes) -> list[tuple[int, int]]:
+# Presidio's CryptoRecognizer: its pattern, read with its PatternRecognizer's default flags.
+_WALLET = re.compile(
+    rb"(bc1|[13])[a-zA-HJ-NP-Z0-9]{25,59}", re.DOTALL | re.MULTILINE | re.IGNORECASE
+)
+_BASE58 = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _base58check(address: bytes) -> bool:
+    """Presidio's P2PKH/P2SH check (``CryptoRecognizer.validate_result``), step for step."""
+    digits = address.lstrip(b"1")
+    n = 0
+    for char in digits:
+        i = _BASE58.find(char)
+        if i == -1:  # Presidio's bytes.index raises ValueError: not valid
+            return False
+        n = n * 58 + i
+    data = n.to_bytes(len(address) - len(digits) + (n.bit_length() + 7) // 8, "big")
+    return data[-4:] == sha256(sha256(data[:-4]).digest()).digest()[:4]
+
+
+def wallet_possible(window: bytes) -> bool:
+    """Whether Presidio's wallet recognizer, reading ``window`` (a crypto prefilter window, as
+    ``PrefilteredRecognizer`` hands it over), could report anything: its matches are found as
+    its regular expression finds them, and each one starting with 1 or 3 is checked as it
+    checks them. A commit hash starting with 1 or 3 is the usual window, and fails. Anything
+    else (a bc1 address, whose Bech32 check is not repeated here; bytes outside ASCII, where
+    case folding could differ) counts as possible."""
+    if not window.isascii():
+        return True
+    for m in _WALLET.finditer(window):
+        value = m.group()
+        if value[:1] not in b"13" or _base58check(value):
+            return True
+    return False
+
+
+def all_windows(buf: bytes, *, skip_impossible_wallets: bool = False) -> list[tuple[int, int]]:
     """Where in ``buf`` a validated recognizer could find something (none: one cheap scan).
 
     Its windows, less the bytes at their ends that none of its findings can hold (the
     character each side that is there for the word boundaries, when the recognizer's
     pattern has an alphabet: Presidio's card, IBAN and wallet patterns do; a phone number
     found by ``phonenumbers`` starts and ends with a digit, '+' or a parenthesis).
+    ``skip_impossible_wallets``: leave out the wallet windows in which Presidio's recognizer
+    can find nothing (``wallet_possible``).
     """
     if not _any_database().matches(buf):
         return []
     spans = []
+    wallets = _databases()[list(PREFILTERS).index("crypto")][0]
     for db, window in _databases():
         for lo, hi in windows(db, window, buf):
+            if skip_impossible_wallets and db is wallets and not wallet_possible(buf[lo:hi]):
+                continue
             lo, hi = trimmed(window, buf, lo, hi)
             if lo < hi:
                 spans.append((lo, hi))

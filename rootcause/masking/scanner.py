@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -108,6 +109,85 @@ LEARNING_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity in LEARNED
 LEARNING_IDS: dict[int, int] = {
     spec: i for i, spec in enumerate(j for j, s in enumerate(SPECS) if s.entity in LEARNED_ENTITIES)
 }
+# Their ids in LEARNING_SPECS -> their ids in SPECS.
+_MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getitem__))
+
+
+def _first(item: tuple[int, list[Candidate]]) -> int:
+    return item[0]
+
+
+class Confirmed:
+    """The learning pass's verdicts on one buffer, kept for its masking pass: the learning
+    patterns are in the main database too, and their anchors in equal bytes stand for the same
+    candidates, so the masking pass need not confirm them again. Compact (about 40 bytes an
+    anchor): a log's every chunk has one until its masking pass."""
+
+    __slots__ = ("_digest", "_ends", "_entities", "_keys", "_priorities", "_size", "_starts")
+
+    def __init__(self, buf: bytes, verdicts: list[tuple[int, list[Candidate]]]) -> None:
+        self._size = len(buf)
+        self._digest = hash(buf)
+        verdicts.sort(key=_first)
+        self._keys = array("q", [code for code, _ in verdicts])
+        self._starts = array("q")
+        self._ends = array("q")
+        self._entities: list[str] = []  # the validators' constants: a reference each
+        self._priorities = array("h")
+        for _, found in verdicts:
+            if found:
+                c = found[0]
+                self._starts.append(c.start)
+                self._ends.append(c.end)
+                self._entities.append(c.entity)
+                self._priorities.append(c.priority)
+            else:
+                self._starts.append(-1)
+                self._ends.append(-1)
+                self._entities.append("")
+                self._priorities.append(-1)
+
+    def of(self, buf: bytes) -> bool:
+        """Whether these verdicts were made on bytes equal to ``buf``."""
+        return len(buf) == self._size and hash(buf) == self._digest
+
+    def verdict(self, pid: int, key: int) -> list[Candidate] | None:
+        """The candidate the anchor (``pid`` in SPECS, its key as in find_candidates) stood
+        for (a list of none or one), or None when the learning pass did not judge it."""
+        code = pid << 40 | key
+        i = bisect_left(self._keys, code)
+        if i == len(self._keys) or self._keys[i] != code:
+            return None
+        if self._starts[i] < 0:
+            return []
+        entity = self._entities[i]
+        return [Candidate(self._starts[i], self._ends[i], entity, self._priorities[i])]
+
+
+_CONFIRMED: ContextVar[Confirmed | None] = ContextVar("rootcause_masking_confirmed", default=None)
+
+
+@contextmanager
+def confirmed(known: Confirmed | None) -> Iterator[None]:
+    """While inside: ``find_candidates`` with SPECS on bytes equal to those ``known`` was made
+    on takes the learning patterns' verdicts from it."""
+    if known is None:
+        yield
+        return
+    token = _CONFIRMED.set(known)
+    try:
+        yield
+    finally:
+        _CONFIRMED.reset(token)
+
+
+def find_learning_candidates(
+    buf: bytes, hits: list[tuple[int, int, int]] | None = None
+) -> tuple[list[Candidate], Confirmed]:
+    """``find_candidates(buf, LEARNING_SPECS, hits)``, and its verdicts for the masking pass."""
+    verdicts: list[tuple[int, list[Candidate]]] = []
+    found = find_candidates(buf, LEARNING_SPECS, hits, verdicts)
+    return found, Confirmed(buf, verdicts)
 
 
 @lru_cache(maxsize=1)
@@ -166,12 +246,16 @@ def scanned(buf: bytes, hits: list[tuple[int, int, int]] | None) -> Iterator[Non
 
 
 def find_candidates(
-    buf: bytes, specs: tuple[Spec, ...] = SPECS, hits: list[tuple[int, int, int]] | None = None
+    buf: bytes,
+    specs: tuple[Spec, ...] = SPECS,
+    hits: list[tuple[int, int, int]] | None = None,
+    verdicts: list[tuple[int, list[Candidate]]] | None = None,
 ) -> list[Candidate]:
     """Every confirmed, validated candidate in ``buf`` (overlapping; resolve afterwards).
 
     ``specs`` is SPECS (every pattern) or LEARNING_SPECS (the learning pass); ``hits``, the
-    hits of a scan already made with ids as in ``specs``.
+    hits of a scan already made with ids as in ``specs``; ``verdicts`` (LEARNING_SPECS only)
+    gets each anchor's verdict, for ``Confirmed``.
     """
     if hits is None and specs is SPECS:
         known = _SCANNED.get()
@@ -188,6 +272,20 @@ def find_candidates(
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
+    judged = _CONFIRMED.get() if specs is SPECS else None
+    if judged is not None and judged.of(buf):
+        for (pid, start), end in longest.items():
+            verdict = judged.verdict(pid, start) if pid in LEARNING_IDS else None
+            if verdict is None:
+                verdict = confirm_candidate(buf, specs[pid], start, end)
+            found.extend(verdict)
+        return found
+    if verdicts is not None:
+        for (pid, start), end in longest.items():
+            verdict = confirm_candidate(buf, specs[pid], start, end)
+            verdicts.append((_MAIN_IDS[pid] << 40 | start, verdict))
+            found.extend(verdict)
+        return found
     for (pid, start), end in longest.items():
         found.extend(confirm_candidate(buf, specs[pid], start, end))
     return found

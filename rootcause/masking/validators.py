@@ -373,15 +373,18 @@ def _is_key_char(c: int) -> bool:
     return 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c in (45, 95)  # 0-9 A-Z a-z - _
 
 
+# A key name's bytes -> b"k", every other byte -> b" " (for _full_key's two C-level finds).
+_KEY_RUN = bytes(107 if _is_key_char(c) else 32 for c in range(256))
+
+
 def _full_key(buf: bytes, start: int) -> bytes:
     # The anchor starts at "token"/"password"; the variable around it may be longer
-    # (HF_TOKEN, pad_token, --hf-token), and the whole name decides.
-    i = start
-    while i > 0 and start - i < 64 and _is_key_char(buf[i - 1]):
-        i -= 1
-    j = start
-    while j < len(buf) and j - start < 64 and _is_key_char(buf[j]):
-        j += 1
+    # (HF_TOKEN, pad_token, --hf-token), and the whole name decides: the run of key-name
+    # bytes around it, at most 64 on each side.
+    lo = max(0, start - 64)
+    i = lo + buf[lo:start].translate(_KEY_RUN).rfind(b" ") + 1
+    after = buf[start : start + 64].translate(_KEY_RUN).find(b" ")
+    j = min(len(buf), start + 64) if after == -1 else start + after
     return buf[i:j].lower().lstrip(b"-")
 
 

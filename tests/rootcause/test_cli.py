@@ -65,9 +65,34 @@ def test_json_lines_one_per_file_with_gz_and_stdin(runner, tmp_path):
     assert rows[0]["failure"]["slug"] == "shape-mismatch"
     assert rows[1]["outcome"] == "no_match"
     assert rows[2]["initiating_rank"] == 1
-    # masking ran before matching: the address is counted and absent from the evidence
-    assert rows[0]["masking"]
+    # the engine read the log as it is; what is printed is masked, and counted
     assert "alice@example.com" not in result.output
+    assert rows[0]["masking"] == {}  # nothing of the printed text needed it
+
+
+def test_offline_prints_the_log_masked_with_names_learned_anywhere_in_it(runner, tmp_path):
+    """Offline the engine reads the raw log; the evidence is masked as the whole log's masking
+    would mask it: a host named on a later line by an NCCL prefix, and a user's dotted name in
+    a home path, masked where the evidence mentions them bare (the user's in the dashed form
+    of a pod's name)."""
+    log = tmp_path / "a.log"
+    log.write_text(
+        "[rank1]: RuntimeError: mat1 and mat2 shapes cannot be multiplied on gpu-node-17 "
+        "(pod trainjob-declan-murphy-worker-1, key AKIAIOSFODNN7EXAMPLE)\n"
+        "[rank0]: RuntimeError: gloo/transport: Connection closed by peer\n"
+        "gpu-node-17:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.1.2.3<0>\n"
+        "reading /home/declan.murphy/data/train.jsonl\n"
+    )
+    result = invoke(runner, "diagnose", str(log), "--offline", "--json")
+    assert result.exit_code == 1, result.output
+    row = json.loads(result.stdout)
+    evidence = " ".join(line["text"] for line in row["evidence"])
+    assert "shapes cannot be multiplied" in evidence
+    for value in ("gpu-node-17", "declan", "AKIAIOSFODNN7EXAMPLE"):
+        assert value not in result.output
+    assert "<HOST_1>" in evidence
+    assert "trainjob-<USER>-worker-1" in evidence
+    assert row["masking"]["HOSTNAME"] >= 1
 
 
 def test_merge_treats_files_as_ranks_of_one_job(runner, tmp_path):

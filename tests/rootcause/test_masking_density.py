@@ -267,6 +267,62 @@ def test_presidio_when_needed_skips_presidio_where_it_cannot_change_anything() -
     assert lazy._analyzer is not None  # an IBAN needs Presidio's recognizer
 
 
+# Wallet-looking windows: commit hashes and keys starting with 1 or 3, real addresses (P2PKH,
+# P2SH, one with a character changed), and the shapes Presidio's pattern takes case-blind.
+_WALLETS = [
+    b" 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2 ",
+    b"=3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy,",
+    b"(1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa)",
+    b" 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNb ",
+    b"[196e541d8e955a181f53681f6a95296c332e965b]",
+    b" 3dc34917385c7754de6a96775e2ec737642e998f\n",
+    b" 1111111111111111111114oLvT2 ",
+    b" BC1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq ",
+    b" bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq ",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(list(b"13abcfxyzIOl0BCKMNPQRSTUVWXYZ-_.=")), min_size=20, max_size=90
+    ).map(bytes)
+)
+def test_a_wallet_window_is_skipped_only_where_presidio_finds_nothing(window: bytes) -> None:
+    """``wallet_possible`` (the command line's reason not to import Presidio for a commit hash)
+    never says no where Presidio's wallet recognizer would report something."""
+    pytest.importorskip("presidio_analyzer")
+    from presidio_analyzer.predefined_recognizers import CryptoRecognizer
+
+    from rootcause.masking.prefilters import wallet_possible
+
+    recognizer = CryptoRecognizer()
+    for text in [window, *_WALLETS]:
+        found = recognizer.analyze(text.decode(), ["CRYPTO"], None)
+        if found:
+            assert wallet_possible(text), text
+    assert not wallet_possible(_WALLETS[4])
+    assert not wallet_possible(_WALLETS[5])
+    assert wallet_possible(_WALLETS[0])
+    assert not wallet_possible(_WALLETS[3])
+
+
+def test_presidio_when_needed_is_not_imported_for_commit_hashes() -> None:
+    """A commit hash that starts with 1 or 3 is a wallet to the prefilter, never to Presidio's
+    checksum: the command line masks it without Presidio, as Presidio would."""
+    pytest.importorskip("presidio_analyzer")
+    text = (
+        "[commit 196e541d8e955a181f53681f6a95296c332e965b] ssh jdoe@gpu-node-17 ok\n"
+        "[commit 3dc34917385c7754de6a96775e2ec737642e998f] step 53057/500000\n"
+    )
+    lazy = Masker(b"k", analyzer=WHEN_NEEDED)
+    assert lazy.mask(text) == Masker(b"k").mask(text)
+    assert lazy._analyzer is None
+    wallet = "tip jar 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2 ok\n"
+    assert lazy.mask(wallet) == Masker(b"k").mask(wallet)
+    assert lazy._analyzer is not None  # a real address: Presidio's recognizer decides
+
+
 def _seconds(data: bytes) -> float:
     best = float("inf")
     for _ in range(2):  # the best of two: a scheduler hiccup is not a regression

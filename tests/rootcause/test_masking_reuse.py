@@ -21,6 +21,7 @@ from bench.masking_corpus.cluster import dense_log
 from rootcause.masking import Masker, mask_log
 from rootcause.masking import focus as focus_module
 from rootcause.masking import masker as masker_module
+from rootcause.masking import scanner as scanner_module
 from rootcause.masking.recognizer import (
     LogAnalyzerEngine,
     _in_recognizer_order,
@@ -66,10 +67,15 @@ def _masked(data: bytes, analyzer: Any, rules: list[Rule]) -> tuple[str, dict[st
 
 @contextlib.contextmanager
 def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every scan made again: no guard hits handed to the analyzer or to find_learned."""
+    """Every scan made again: no guard hits handed to the analyzer or to find_learned, and
+    every anchor confirmed again (no learning pass's verdicts)."""
 
     @contextlib.contextmanager
     def scanned(buf: bytes, hits: Any) -> Iterator[None]:
+        yield
+
+    @contextlib.contextmanager
+    def confirmed(known: Any) -> Iterator[None]:
         yield
 
     find_learned = masker_module.find_learned
@@ -79,6 +85,7 @@ def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     with monkeypatch.context() as patch:
         patch.setattr(masker_module, "scanned", scanned)
+        patch.setattr(masker_module, "confirmed", confirmed)
         patch.setattr(masker_module, "find_learned", scanning_again)
         yield
 
@@ -95,6 +102,29 @@ def test_the_shortcuts_mask_as_the_long_way(
         with _no_reuse(monkeypatch):
             slow = _masked(data, presidio, rules)
         assert fast == slow
+
+
+def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The light client's path (Hyperscan recognizers alone): the masking pass taking the
+    learning pass's verdicts on its patterns masks as confirming every anchor again."""
+    confirms = {"fast": 0, "slow": 0}
+    confirm = scanner_module.confirm_candidate
+    for data in _inputs():
+        for way in ("fast", "slow"):
+
+            def counting(*args: Any, way: str = way) -> Any:
+                confirms[way] += 1
+                return confirm(*args)
+
+            with monkeypatch.context() as patch:
+                patch.setattr(scanner_module, "confirm_candidate", counting)
+                if way == "fast":
+                    fast = _masked(data, None, [])
+                else:
+                    with _no_reuse(monkeypatch):
+                        slow = _masked(data, None, [])
+        assert fast == slow
+    assert confirms["fast"] < 0.8 * confirms["slow"], confirms  # the verdicts were taken
 
 
 # An operator's recognizers of types ours find too: Presidio's duplicate removal then weighs
