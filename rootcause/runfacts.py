@@ -73,6 +73,15 @@ _WORLD_RE = re.compile(
 )
 
 
+def _without_unpaired_quotes(command: str) -> str:
+    """A command line quoted in prose (`torchrun … train.py`, "python train.py") without the
+    quote that closed the prose; a quote that closes one of its own arguments (`--password
+    '<SECRET>'`) stays."""
+    while command and command[-1] in "`'\"" and command.count(command[-1]) % 2 == 1:
+        command = command[:-1].rstrip()
+    return command
+
+
 @dataclass
 class RunFacts:
     launcher: str | None = None  # torchrun, deepspeed, accelerate launch, python, ...
@@ -126,7 +135,7 @@ class RunFacts:
             if self.launcher.startswith("python") and "-m torch.distributed" in launcher:
                 self.launcher = "torchrun"
             self.script = m.group("script")
-            self.command = m.group("cmd").strip().rstrip("`'\"")
+            self.command = _without_unpaired_quotes(m.group("cmd").strip())
 
     @property
     def launcher_name(self) -> str | None:

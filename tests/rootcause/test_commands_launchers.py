@@ -172,6 +172,23 @@ def test_deepspeeds_cut_worker_list_gives_the_command_without_its_partial_argume
     assert not launch.command.endswith("'")
 
 
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        (
+            "$ torchrun --nproc_per_node=2 train.py --db-password '<SECRET>'",
+            "torchrun --nproc_per_node=2 train.py --db-password '<SECRET>'",
+        ),
+        ('+ python train.py --name "run 7"', 'python train.py --name "run 7"'),
+        ("> python train.py --out ./runs`", "python train.py --out ./runs"),
+    ],
+)
+def test_a_quote_that_closes_an_argument_stays_and_one_that_closes_prose_goes(
+    line: str, command: str
+) -> None:
+    assert _launch(line).command == command
+
+
 # -- every catalogue entry's commands, with a few launches
 
 SAMPLE_LAUNCHES = {
