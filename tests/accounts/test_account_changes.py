@@ -14,6 +14,7 @@ from accounts.models import Membership, Organization
 from accounts.selectors import has_verified_email
 from accounts.services import create_api_token
 from diagnosis.models import Diagnosis
+from tests.pages import signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -23,12 +24,6 @@ ACCOUNT = "/settings/account/"
 @pytest.fixture(autouse=True)
 def _site_root(settings):
     settings.SITE_URL = "http://testserver"
-
-
-def _signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _link(message) -> str:
@@ -49,7 +44,7 @@ def _diagnosis(organization, user=None) -> Diagnosis:
 def test_the_address_changes_only_when_the_link_to_the_new_one_is_followed(
     alice, acme, django_capture_on_commit_callbacks
 ):
-    page = _signed_in(alice)
+    page = signed_in(alice)
     with django_capture_on_commit_callbacks(execute=True):
         asked = page.post(
             "/settings/account/email/",
@@ -85,7 +80,7 @@ def test_the_address_changes_only_when_the_link_to_the_new_one_is_followed(
     ],
 )
 def test_a_refused_change_says_why_and_sends_nothing(alice, bob, acme, data, says):
-    answer = _signed_in(alice).post("/settings/account/email/", data)
+    answer = signed_in(alice).post("/settings/account/email/", data)
 
     assert answer.status_code == 400
     assert says in answer.content.decode()
@@ -96,7 +91,7 @@ def test_a_link_whose_address_was_taken_meanwhile_is_refused(
     alice, acme, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        _signed_in(alice).post(
+        signed_in(alice).post(
             "/settings/account/email/", {"email": "x@new.example", "password": "pw-alice-123"}
         )
     User.objects.create_user("x@new.example", "x@new.example", "pw-x-123456")
@@ -116,7 +111,7 @@ def test_the_page_says_what_deleting_the_account_deletes(charlie, umbrella, acme
     _diagnosis(umbrella)
     create_api_token(organization=umbrella, created_by=charlie, name="ci")
 
-    text = _signed_in(charlie).get(ACCOUNT).content.decode()
+    text = signed_in(charlie).get(ACCOUNT).content.decode()
 
     assert "<strong>Umbrella</strong>, of which you are the only member" in text
     assert "1 diagnoses" in text
@@ -130,7 +125,7 @@ def test_deleting_the_account_deletes_its_own_organisation_and_leaves_the_others
     Membership.objects.create(organization=acme, user=charlie, role="member")
     mine = _diagnosis(umbrella, charlie)
     in_acme = _diagnosis(acme, charlie)
-    page = _signed_in(charlie)
+    page = signed_in(charlie)
 
     refused = page.post("/settings/account/delete/", {"password": "wrong"})
     assert refused.status_code == 400
@@ -148,7 +143,7 @@ def test_deleting_the_account_deletes_its_own_organisation_and_leaves_the_others
 
 
 def test_the_only_owner_of_an_organisation_with_members_must_hand_it_on_first(alice, acme, bob):
-    page = _signed_in(alice)
+    page = signed_in(alice)
 
     assert 'id="delete-blocked"' in page.get(ACCOUNT).content.decode()
     refused = page.post("/settings/account/delete/", {"password": "pw-alice-123"})
@@ -163,7 +158,7 @@ def test_the_only_owner_of_an_organisation_with_members_must_hand_it_on_first(al
 
 def test_the_owner_deletes_the_organisation_after_reading_what_goes(alice, acme, bob):
     _diagnosis(acme)
-    page = _signed_in(alice)
+    page = signed_in(alice)
     assert "/settings/organization/delete/" in page.get("/settings/").content.decode()
 
     text = page.get("/settings/organization/delete/").content.decode()
@@ -185,8 +180,8 @@ def test_the_owner_deletes_the_organisation_after_reading_what_goes(alice, acme,
 def test_an_admin_or_member_cannot_delete_the_organisation(alice, acme, bob):
     Membership.objects.filter(user=bob).update(role="admin")
 
-    assert _signed_in(bob).get("/settings/organization/delete/").status_code == 403
+    assert signed_in(bob).get("/settings/organization/delete/").status_code == 403
     assert (
-        _signed_in(bob).post("/settings/organization/delete/", {"name": "Acme"}).status_code == 403
+        signed_in(bob).post("/settings/organization/delete/", {"name": "Acme"}).status_code == 403
     )
     assert Organization.objects.filter(pk=acme.pk).exists()

@@ -17,6 +17,7 @@ from alerts.models import Webhook, WebhookDelivery
 from diagnosis.models import Diagnosis
 from tests.alerts import test_alerts
 from tests.diagnosis.logs import OOM_LOG, PLANTED_SECRETS
+from tests.pages import diagnosed_on_the_page, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -26,24 +27,11 @@ receiver = test_alerts.receiver
 PAGE = "/settings/alerts/"
 
 
-def _browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def _diagnose(client: Client, capture: Any) -> str:
-    with capture(execute=True):
-        response = client.post("/", {"log_text": OOM_LOG})
-    assert response.status_code == 302, response.content
-    return response["Location"].split("/")[2]
-
-
 # --- Webhooks -----------------------------------------------------------------------------------
 
 
 def test_a_manager_adds_a_webhook_and_sees_its_secret_once(acme_scale, alice, receiver):
-    page = _browser(alice)
+    page = signed_in(alice)
 
     created = page.post(
         f"{PAGE}webhooks/",
@@ -73,18 +61,18 @@ def test_a_manager_adds_a_webhook_and_sees_its_secret_once(acme_scale, alice, re
 
 
 def test_an_invalid_url_is_refused_with_the_form(acme_scale, alice):
-    response = _browser(alice).post(f"{PAGE}webhooks/", {"url": "ftp://x.example/"})
+    response = signed_in(alice).post(f"{PAGE}webhooks/", {"url": "ftp://x.example/"})
 
     assert response.status_code == 400
     assert not Webhook.objects.exists()
 
 
 def test_members_are_refused_and_other_tiers_are_told_which_unlocks_alerts(acme, alice, bob):
-    off_scale = _browser(alice).get(PAGE)
+    off_scale = signed_in(alice).get(PAGE)
     assert off_scale.status_code == 403
     assert "Scale" in off_scale.content.decode()
-    assert _browser(bob).get(PAGE).status_code == 403
-    assert _browser(bob).post(f"{PAGE}webhooks/", {"url": "https://x.example/"}).status_code == 403
+    assert signed_in(bob).get(PAGE).status_code == 403
+    assert signed_in(bob).post(f"{PAGE}webhooks/", {"url": "https://x.example/"}).status_code == 403
     assert not Webhook.objects.exists()
 
 
@@ -94,7 +82,7 @@ def test_test_event_delivery_log_and_redeliver_from_the_page(
     webhook = Webhook.objects.create(
         organization=acme_scale, url=receiver.url, secret=services.new_secret()
     )
-    page = _browser(alice)
+    page = signed_in(alice)
     receiver.script = [500]
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -124,7 +112,7 @@ def test_another_organisations_alert_is_not_found(acme_scale, alice, charlie, um
         organization=umbrella, url="https://x.example/", secret=services.new_secret()
     )
 
-    page = _browser(alice)
+    page = signed_in(alice)
     assert page.get(f"{PAGE}{theirs.id}/").status_code == 404
     assert page.post(f"{PAGE}{theirs.id}/delete/").status_code == 404
     assert Webhook.objects.filter(id=theirs.id).exists()
@@ -135,7 +123,7 @@ def test_removing_a_webhook(acme_scale, alice):
         organization=acme_scale, url="https://x.example/", secret=services.new_secret()
     )
 
-    assert _browser(alice).post(f"{PAGE}{webhook.id}/delete/").status_code == 302
+    assert signed_in(alice).post(f"{PAGE}{webhook.id}/delete/").status_code == 302
     assert not Webhook.objects.exists()
 
 
@@ -157,7 +145,7 @@ def _email_alert(client: Client, *recipients: Any, **filters: str) -> Webhook:
 def test_chosen_members_get_one_masked_email_per_matching_diagnosis(
     acme_scale, alice, bob, django_capture_on_commit_callbacks
 ):
-    page = _browser(alice)
+    page = signed_in(alice)
     alert = _email_alert(page, bob, failure_slug="optimizer-state-oom")
     assert "bob@acme.example" in page.get(PAGE).content.decode()
     mail.outbox.clear()
@@ -190,14 +178,14 @@ def test_an_email_alert_filters_like_a_webhook_and_skips_who_left(
 ):
     from accounts.actors import actor_for_person
 
-    page = _browser(alice)
+    page = signed_in(alice)
     _email_alert(page, alice, min_confidence="0.999")
     first_only = _email_alert_second(page, alice, bob)
     remove_member(actor=actor_for_person(alice, acme_scale.pk), membership=bob.memberships.get())
     mail.outbox.clear()
 
-    _diagnose(page, django_capture_on_commit_callbacks)
-    _diagnose(page, django_capture_on_commit_callbacks)
+    diagnosed_on_the_page(page, django_capture_on_commit_callbacks, OOM_LOG)
+    diagnosed_on_the_page(page, django_capture_on_commit_callbacks, OOM_LOG)
 
     # Only the first-occurrence alert matched, once; bob left before it was sent.
     assert [m.to for m in mail.outbox] == [["alice@acme.example"]]
@@ -214,7 +202,7 @@ def _email_alert_second(client: Client, *recipients: Any) -> Webhook:
 
 
 def test_recipients_must_be_members(acme_scale, alice, charlie, umbrella):
-    response = _browser(alice).post(f"{PAGE}email/", {"recipients": [_member(charlie)]})
+    response = signed_in(alice).post(f"{PAGE}email/", {"recipients": [_member(charlie)]})
 
     assert response.status_code == 400
     assert not Webhook.objects.filter(channel="email").exists()
@@ -223,7 +211,7 @@ def test_recipients_must_be_members(acme_scale, alice, charlie, umbrella):
 def test_a_test_email_goes_through_the_outbox(
     acme_scale, alice, bob, django_capture_on_commit_callbacks
 ):
-    page = _browser(alice)
+    page = signed_in(alice)
     alert = _email_alert(page, alice, bob)
     mail.outbox.clear()
 
@@ -237,4 +225,4 @@ def test_a_test_email_goes_through_the_outbox(
 
 
 def test_the_settings_page_links_managers_to_the_alerts(acme, alice):
-    assert 'href="/settings/alerts/"' in _browser(alice).get("/settings/").content.decode()
+    assert 'href="/settings/alerts/"' in signed_in(alice).get("/settings/").content.decode()

@@ -6,23 +6,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
 import pytest
 from django.test import Client
 
 from accounts.models import Membership
+from tests.pages import signed_in
 
 pytestmark = pytest.mark.django_db
 
 ID = re.compile(r'\sid="([^"]+)"')
 FOR = re.compile(r'\sfor="([^"]+)"')
-
-
-def _signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def duplicate_ids(html: str) -> list[str]:
@@ -39,14 +33,14 @@ def labels_without_a_target(html: str) -> list[str]:
     ["/settings/", "/settings/alerts/", "/settings/account/", "/diagnoses/", "/evaluation/", "/"],
 )
 def test_each_id_once_and_every_label_points_at_a_field(acme_scale, alice, path):
-    html = _signed_in(alice).get(path).content.decode()
+    html = signed_in(alice).get(path).content.decode()
 
     assert duplicate_ids(html) == []
     assert labels_without_a_target(html) == []
 
 
 def test_the_header_has_the_history_and_the_mark(alice, acme):
-    html = _signed_in(alice).get("/settings/").content.decode()
+    html = signed_in(alice).get("/settings/").content.decode()
 
     assert '<a href="/diagnoses/">History</a>' in html
     assert 'class="mark"' in html
@@ -68,7 +62,7 @@ def test_the_favicon_is_an_icon(client):
 def test_a_403_page_has_the_sites_look_and_says_why(alice, acme, bob):
     Membership.objects.filter(user=bob).update(role="member")
 
-    refused = _signed_in(bob).get("/settings/organization/delete/")
+    refused = signed_in(bob).get("/settings/organization/delete/")
 
     assert refused.status_code == 403
     html = refused.content.decode()
@@ -78,7 +72,7 @@ def test_a_403_page_has_the_sites_look_and_says_why(alice, acme, bob):
 
 
 def test_form_errors_are_named_by_their_labels(alice, acme):
-    html = _signed_in(alice).get("/diagnoses/", {"created_after": "yesterday"}).content.decode()
+    html = signed_in(alice).get("/diagnoses/", {"created_after": "yesterday"}).content.decode()
 
     assert "On or after:" in html
     assert "created_after:" not in html

@@ -7,18 +7,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from diagnosis.models import Diagnosis
+from tests.pages import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 # --- The history page's failure classes ---------------------------------------------------------
@@ -46,7 +40,7 @@ def test_the_history_page_shows_each_classs_recurrence_of_this_organisation_only
     for _ in range(3):
         _done(umbrella, "optimizer-state-oom", 1)
 
-    text = _browser(alice).get("/diagnoses/").content.decode()
+    text = signed_in(alice).get("/diagnoses/").content.decode()
 
     rows = dict(re.findall(r'<tr data-class="([a-z-]+)">(.*?)</tr>', text, flags=re.S))
     assert set(rows) == {"optimizer-state-oom", "nccl-timeout"}

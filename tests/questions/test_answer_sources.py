@@ -17,6 +17,7 @@ from diagnosis.models import Diagnosis
 from encyclopedia.services import load_catalogue
 from questions.answers import names_in, sections_of
 from rootcause.catalogue import entry_data, load_entries
+from tests.pages import diagnosed_on_the_page, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -50,17 +51,8 @@ def ids_of(html: str) -> set[str]:
     return parser.ids
 
 
-def _member(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 def _diagnosed(client: Client, capture: Any) -> str:
-    with capture(execute=True):
-        response = client.post("/", {"log_text": ACTIVATION_OOM.read_text()})
-    assert response.status_code == 302, response.content
-    diagnosis_id = response["Location"].split("/")[2]
+    diagnosis_id = diagnosed_on_the_page(client, capture, ACTIVATION_OOM.read_text())
     assert Diagnosis.objects.get(id=diagnosis_id).failure_slug == "activation-oom"
     return diagnosis_id
 
@@ -89,7 +81,7 @@ def _walk(client: Client, citations: list[dict[str, Any]]) -> None:
 def test_an_answer_quotes_this_diagnosis_own_fix_not_a_related_class_faq(
     shipped_catalogue, acme_scale, alice, django_capture_on_commit_callbacks
 ):
-    client = _member(alice)
+    client = signed_in(alice)
     diagnosis_id = _diagnosed(client, django_capture_on_commit_callbacks)
 
     citations = _ask(client, diagnosis_id, "Does gradient checkpointing slow training?")
@@ -110,7 +102,7 @@ def test_an_answer_quotes_this_diagnosis_own_fix_not_a_related_class_faq(
 def test_another_entry_is_quoted_when_the_question_names_it_after_this_ones_own(
     shipped_catalogue, acme_scale, alice, django_capture_on_commit_callbacks
 ):
-    client = _member(alice)
+    client = signed_in(alice)
     diagnosis_id = _diagnosed(client, django_capture_on_commit_callbacks)
 
     citations = _ask(
@@ -130,7 +122,7 @@ def test_another_entry_is_quoted_when_the_question_names_it_after_this_ones_own(
 def test_the_evidence_is_linked_to_the_result_page_table(
     shipped_catalogue, acme_scale, alice, django_capture_on_commit_callbacks
 ):
-    client = _member(alice)
+    client = signed_in(alice)
     diagnosis_id = _diagnosed(client, django_capture_on_commit_callbacks)
 
     # The evidence is the log's "RuntimeError: CUDA error: out of memory", whose words only the
@@ -144,7 +136,7 @@ def test_the_evidence_is_linked_to_the_result_page_table(
 def test_every_section_an_answer_can_quote_has_its_anchor_on_the_entry_page(
     shipped_catalogue, alice
 ):
-    client = _member(alice)  # a member reads the fix, prevention and verification
+    client = signed_in(alice)  # a member reads the fix, prevention and verification
     for slug, entry in SHIPPED.items():
         ids = ids_of(client.get(f"/encyclopedia/{slug}/").content.decode())
         sections = sections_of(entry)

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from django.test import Client
 
 from diagnosis.models import Diagnosis
 from tests.diagnosis.logs import OOM_LOG
+from tests.pages import diagnosed_on_the_page, signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def _diagnose(client: Client, capture: Any) -> str:
-    with capture(execute=True):
-        response = client.post("/", {"log_text": OOM_LOG})
-    assert response.status_code == 302, response.content
-    return response["Location"].split("/")[2]
 
 
 # --- Follow-up questions on the result page -----------------------------------------------------
@@ -32,8 +17,8 @@ def _diagnose(client: Client, capture: Any) -> str:
 def test_the_question_box_answers_with_quoted_sections_and_links(
     acme_scale, alice, django_capture_on_commit_callbacks
 ):
-    page = _browser(alice)
-    diagnosis_id = _diagnose(page, django_capture_on_commit_callbacks)
+    page = signed_in(alice)
+    diagnosis_id = diagnosed_on_the_page(page, django_capture_on_commit_callbacks, OOM_LOG)
 
     before = page.get(f"/diagnoses/{diagnosis_id}/").content.decode()
     assert 'id="id_question"' in before
@@ -55,8 +40,8 @@ def test_the_question_box_answers_with_quoted_sections_and_links(
 def test_other_tiers_see_which_tier_unlocks_questions_and_cannot_ask(
     acme, alice, django_capture_on_commit_callbacks
 ):
-    page = _browser(alice)
-    diagnosis_id = _diagnose(page, django_capture_on_commit_callbacks)
+    page = signed_in(alice)
+    diagnosis_id = diagnosed_on_the_page(page, django_capture_on_commit_callbacks, OOM_LOG)
 
     text = page.get(f"/diagnoses/{diagnosis_id}/").content.decode()
     assert 'id="questions-locked"' in text
