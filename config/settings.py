@@ -65,7 +65,7 @@ MIDDLEWARE = [
     "plumbing.middleware.RequestLogMiddleware",
     # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below), near the top so that
     # every answer carries it, the error pages of the middleware under it included.
-    "csp.middleware.CSPMiddleware",
+    "plumbing.csp.CSPMiddleware",
     # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
     "plumbing.problems.OutageMiddleware",
     # Before anything reads a body: JSON bodies bounded, large forms a few at a time per process.

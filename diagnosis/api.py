@@ -412,7 +412,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
                 },
                 # What a file may hold: a text log, gzip-compressed or not, or a bundle's archive;
                 # anything else (an image, a binary) is 400 `log-rejected`.
-                encoding={"file": {"contentType": FILE_CONTENT_TYPES}},
+                encoding={"file": {"contentType": ", ".join(FILE_CONTENT_TYPES)}},
             ),
             "application/json": DiagnosisSubmissionSerializer,
         },
