@@ -435,6 +435,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "plumbing.problems.problem_responses_hook",
         "plumbing.openapi_hooks.empty_query_values_hook",
+        "plumbing.openapi_hooks.no_nul_in_text_hook",
+        "diagnosis.api.submission_body_required_hook",
     ],
 }
 
