@@ -137,3 +137,20 @@ def test_the_bodies_other_than_a_submission_are_json_and_a_form_is_415(acme_api)
     form = acme_api.post("/api/v1/tokens", {"name": "ci", "scopes": ["diagnoses:read"]})
 
     assert form.status_code == 415
+
+
+def test_a_nul_character_in_a_text_field_is_refused_as_the_document_says(acme_api):
+    document = _document()
+    log = document["components"]["schemas"]["DiagnosisSubmissionRequest"]["properties"]["log"]
+    assert log["pattern"] == "^[^\\u0000]*$"
+
+    response = acme_api.post("/api/v1/diagnoses", {"log": "a\x00b\n"}, format="json")
+
+    assert response.status_code == 400
+    assert "log" in response.json()["errors"]
+
+
+def test_a_submission_without_a_body_is_refused_as_the_document_says(acme_api):
+    assert _document()["paths"]["/api/v1/diagnoses"]["post"]["requestBody"]["required"] is True
+
+    assert acme_api.post("/api/v1/diagnoses").status_code == 400
