@@ -436,7 +436,7 @@ SPECTACULAR_SETTINGS = {
         "plumbing.problems.problem_responses_hook",
         "plumbing.openapi_hooks.empty_query_values_hook",
         "plumbing.openapi_hooks.no_nul_in_text_hook",
-        "diagnosis.api.submission_body_required_hook",
+        "diagnosis.serializers.submission_body_required_hook",
     ],
 }
 

@@ -66,7 +66,6 @@ from diagnosis.throttles import (
     throttle_waits,
 )
 from plumbing.concurrency import ProcessSlots, client_slots
-from plumbing.openapi_hooks import Document
 from plumbing.parsers import JSONParser
 from plumbing.problems import ApplicationError, PayloadTooLarge
 from plumbing.ratelimit import GateRefused
@@ -590,12 +589,3 @@ class DiagnosisDetailApi(QuotaHeadersApiView):
         diagnosis = selectors.get_diagnosis_for(actor, diagnosis_id)
         services.delete_diagnosis(actor=actor, diagnosis=diagnosis)
         return Response(status=204)
-
-
-def submission_body_required_hook(result: Document, **kwargs: object) -> Document:
-    """A submission has a body, whichever its form (none is 400 `log-rejected`: the log is
-    empty). drf-spectacular marks a body given as a schema of its own optional."""
-    operation = result.get("paths", {}).get("/api/v1/diagnoses", {}).get("post")
-    if operation is not None and "requestBody" in operation:
-        operation["requestBody"]["required"] = True
-    return result

@@ -23,6 +23,7 @@ from diagnosis.pipeline.stage import status_choices
 from diagnosis.recurrence import recurrence_of
 from diagnosis.selectors import MAX_SEARCH_CHARS, HistoryFilters
 from diagnosis.services import JobMetadata
+from plumbing.openapi_hooks import Document
 from plumbing.serializers import FieldsBoundOnce, StringField
 from rootcause.result import DiagnosisResult, as_json
 
@@ -278,3 +279,12 @@ class DiagnosisSerializerSchema(OpenApiSerializerExtension):
             "`remediation` only for tiers that include fixes)."
         )
         return schema
+
+
+def submission_body_required_hook(result: Document, **kwargs: object) -> Document:
+    """A submission has a body, whichever its form (none is 400 `log-rejected`: the log is
+    empty). drf-spectacular marks a body given as a schema of its own optional."""
+    operation = result.get("paths", {}).get("/api/v1/diagnoses", {}).get("post")
+    if operation is not None and "requestBody" in operation:
+        operation["requestBody"]["required"] = True
+    return result
