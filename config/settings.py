@@ -65,7 +65,7 @@ MIDDLEWARE = [
     "plumbing.middleware.RequestLogMiddleware",
     # The Content-Security-Policy header (CONTENT_SECURITY_POLICY below), near the top so that
     # every answer carries it, the error pages of the middleware under it included.
-    "csp.middleware.CSPMiddleware",
+    "plumbing.csp.CSPMiddleware",
     # PostgreSQL or Redis away: 503 problem+json with Retry-After, never an HTML 500.
     "plumbing.problems.OutageMiddleware",
     # Before anything reads a body: JSON bodies bounded, large forms a few at a time per process.
@@ -394,12 +394,10 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # DRF's three, the JSON one answering a too deeply nested document 400 (plumbing/parsers.py).
-    "DEFAULT_PARSER_CLASSES": [
-        "plumbing.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON bodies only (a form is 415), answering a too deeply nested document 400
+    # (plumbing/parsers.py). A form has no null: `{"expires_at": null}` had no spelling in one
+    # that the document could describe. Submissions take their own forms (diagnosis/api.py).
+    "DEFAULT_PARSER_CLASSES": ["plumbing.parsers.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "plumbing.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "plumbing.problems.problem_exception_handler",
@@ -436,6 +434,9 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "plumbing.problems.problem_responses_hook",
+        "plumbing.openapi_hooks.empty_query_values_hook",
+        "plumbing.openapi_hooks.no_nul_in_text_hook",
+        "diagnosis.serializers.submission_body_required_hook",
     ],
 }
 

@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
 from drf_spectacular.utils import (
     OpenApiParameter,
+    OpenApiRequest,
     OpenApiResponse,
     extend_schema,
     inline_serializer,
@@ -49,6 +50,7 @@ from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
 from diagnosis.pagination import HistoryPagination
 from diagnosis.serializers import (
+    RUN_URL_PATTERN,
     DiagnosisSerializer,
     DiagnosisSubmissionSerializer,
     DiagnosisSummarySerializer,
@@ -119,6 +121,22 @@ METADATA_HEADERS = {
     "commit": ("X-Rootcause-Commit", "The commit that was built."),
     "labels": ("X-Rootcause-Labels", "Labels, comma-separated."),
 }
+# The metadata's values as the document gives them, in a form and in the headers (the JSON form's
+# are its component's). Each is held to the validation's bounds: SubmissionMetadataSerializer.
+_RUN_URL_SCHEMA: dict[str, object] = {
+    "oneOf": [
+        {"type": "string", "pattern": RUN_URL_PATTERN, "maxLength": 500},
+        {"type": "string", "maxLength": 0},
+    ]
+}
+METADATA_SCHEMAS: dict[str, dict[str, object]] = {
+    "filename": {"type": "string", "maxLength": 255},
+    "job": {"type": "string", "maxLength": 200},
+    "run_url": _RUN_URL_SCHEMA,
+    "commit": {"type": "string", "maxLength": 100},
+    # Up to 20, comma-separated, each at most 100 characters; blank ones are left out.
+    "labels": {"type": "string", "pattern": "^[^,]{0,100}(?:,[^,]{0,100}){0,19}$"},
+}
 # Bodies read as the log itself, streamed. curl's --data-binary sends a form content type unless
 # told otherwise, and a log is never a form: read that as the log too.
 RAW_MEDIA_TYPES = (
@@ -127,6 +145,15 @@ RAW_MEDIA_TYPES = (
     "application/x-gzip",
     "application/x-www-form-urlencoded",
 )
+
+# What a form's `file` may hold, as the document says: a text log, gzip-compressed or not, or a
+# bundle's archive.
+FILE_CONTENT_TYPES = [
+    "text/plain",
+    "application/gzip",
+    "application/x-tar",
+    "application/zip",
+]
 
 
 @dataclass(frozen=True)
@@ -351,30 +378,42 @@ class DiagnosisListApi(QuotaHeadersApiView):
             "`expires_at`, and is not shown again (a visitor's repeated key is 409)." + QUOTA_NOTE
         ),
         request={
-            "text/plain": {"type": "string", "minLength": 1},
-            "application/octet-stream": {"type": "string", "format": "binary", "minLength": 1},
-            "multipart/form-data": {
-                "type": "object",
-                "properties": {
-                    "file": {
-                        "type": "string",
-                        "format": "binary",
-                        "description": "The log; repeated, the files of one bundle.",
-                    },
-                    "kind": {
-                        "type": "string",
-                        "enum": ["log", "bundle"],
-                        "description": "`bundle` makes one file a bundle (several files, or "
-                        "an archive, are one anyway).",
-                    },
-                    "filename": {"type": "string", "maxLength": 255},
-                    "job": {"type": "string", "maxLength": 200},
-                    "run_url": {"type": "string", "format": "uri", "maxLength": 500},
-                    "commit": {"type": "string", "maxLength": 100},
-                    "labels": {"type": "array", "items": {"type": "string", "maxLength": 100}},
-                },
-                "required": ["file"],
+            "text/plain": {"type": "string", "minLength": 1, "description": "The log."},
+            "application/octet-stream": {
+                "type": "string",
+                "format": "binary",
+                "minLength": 1,
+                "description": "The log's bytes (UTF-8 text), gzip-compressed or not; other "
+                "bytes (an image, a binary) are 400 `log-rejected`.",
             },
+            "multipart/form-data": OpenApiRequest(
+                {
+                    "type": "object",
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "The log; repeated, the files of one bundle.",
+                        },
+                        "kind": {
+                            "type": "string",
+                            "enum": ["log", "bundle"],
+                            "description": "`bundle` makes one file a bundle (several files, or "
+                            "an archive, are one anyway).",
+                        },
+                        "filename": METADATA_SCHEMAS["filename"],
+                        "job": METADATA_SCHEMAS["job"],
+                        "run_url": METADATA_SCHEMAS["run_url"],
+                        "commit": METADATA_SCHEMAS["commit"],
+                        # Repeated; each may hold several, comma-separated, as the header does.
+                        "labels": {"type": "array", "items": METADATA_SCHEMAS["labels"]},
+                    },
+                    "required": ["file"],
+                },
+                # What a file may hold: a text log, gzip-compressed or not, or a bundle's archive;
+                # anything else (an image, a binary) is 400 `log-rejected`.
+                encoding={"file": {"contentType": ", ".join(FILE_CONTENT_TYPES)}},
+            ),
             "application/json": DiagnosisSubmissionSerializer,
         },
         parameters=[
@@ -385,8 +424,10 @@ class DiagnosisListApi(QuotaHeadersApiView):
                 description="Makes a retry return the first diagnosis (24 hours).",
             ),
             *(
-                OpenApiParameter(header, str, OpenApiParameter.HEADER, description=text)
-                for header, text in METADATA_HEADERS.values()
+                OpenApiParameter(
+                    header, METADATA_SCHEMAS[name], OpenApiParameter.HEADER, description=text
+                )
+                for name, (header, text) in METADATA_HEADERS.items()
             ),
             *QUOTA_HEADERS,
             OpenApiParameter(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from django.core.validators import URLValidator
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
@@ -23,6 +23,7 @@ from diagnosis.pipeline.stage import status_choices
 from diagnosis.recurrence import recurrence_of
 from diagnosis.selectors import MAX_SEARCH_CHARS, HistoryFilters
 from diagnosis.services import JobMetadata
+from plumbing.openapi_hooks import Document
 from plumbing.serializers import FieldsBoundOnce, StringField
 from rootcause.result import DiagnosisResult, as_json
 
@@ -129,6 +130,13 @@ class DiagnosisSummarySerializer(serializers.Serializer):
 
 MAX_LABELS = 20
 
+# A CI run's address: http or https, a host, then anything without spaces or control characters.
+# It is shown as a link and never fetched, so a host name DNS could not hold (a label over 63
+# characters, 253 in all) is taken as written; `javascript:` and the like are not. The pattern is
+# the validation and, through the validator, the document's (read as JSON Schema reads it, by
+# `re.search`), so the two cannot differ.
+RUN_URL_PATTERN = r"^[hH][tT][tT][pP][sS]?://[^\x00-\x20\x7f/?#]+(?:[/?#][^\x00-\x20\x7f]*)?$"
+
 
 class SubmissionMetadataSerializer(FieldsBoundOnce):
     """What may come with a log: its file name and what the CI job says about itself. Each is
@@ -150,7 +158,7 @@ class SubmissionMetadataSerializer(FieldsBoundOnce):
         max_length=500,
         required=False,
         allow_blank=True,
-        validators=[URLValidator(schemes=["http", "https"])],
+        validators=[RegexValidator(RUN_URL_PATTERN, message="Enter an http or https address.")],
         help_text="The address of the CI run (http or https).",
     )
     commit = StringField(
@@ -271,3 +279,12 @@ class DiagnosisSerializerSchema(OpenApiSerializerExtension):
             "`remediation` only for tiers that include fixes)."
         )
         return schema
+
+
+def submission_body_required_hook(result: Document, **kwargs: object) -> Document:
+    """A submission has a body, whichever its form (none is 400 `log-rejected`: the log is
+    empty). drf-spectacular marks a body given as a schema of its own optional."""
+    operation = result.get("paths", {}).get("/api/v1/diagnoses", {}).get("post")
+    if operation is not None and "requestBody" in operation:
+        operation["requestBody"]["required"] = True
+    return result

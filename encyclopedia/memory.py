@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import TypedDict
 
 OPTIMIZERS = ("adamw", "adam", "sgd+momentum", "adamw-8bit", "adafactor", "adafactor+beta1")
@@ -60,7 +61,26 @@ MAX_PARAMS = 10**15
 MAX_DP_SIZE = 1_000_000
 
 _SUFFIXES = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
-_PARAMS_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmbgt]?)\s*$", re.IGNORECASE)
+# A parameter count as people write it: 7000000000 or 7,000,000,000 (or 7_000_000_000), 7e9, 70e9
+# or 1.3e9, 7B, 1.3b, 350M, 1.5T (G for B, K for thousands). Every spelling it matches is above 0
+# and below MAX_PARAMS (15 digits at most; a mantissa of 1 to 3 digits before its point, with an
+# exponent of 14, 13 or 12 at most; under 1,000 of a suffix, T being 10^12), so the pattern alone
+# says what the API takes: it is the API's check and its OpenAPI `pattern`, read as JSON Schema
+# reads one (`re.search`). A fraction of a parameter is rounded up.
+_DECIMALS = r"(?:\.[0-9]{1,9})?"
+PARAMS_PATTERN = (
+    r"^(?:"
+    r"([1-9][0-9]{0,14}|[1-9][0-9]{0,2}(?:,[0-9]{3}){1,4}|[1-9][0-9]{0,2}(?:_[0-9]{3}){1,4})"
+    r"|("
+    rf"[1-9]{_DECIMALS}[eE]\+?(?:1[0-4]|[0-9])"
+    rf"|[1-9][0-9]{_DECIMALS}[eE]\+?(?:1[0-3]|[0-9])"
+    rf"|[1-9][0-9]{{2}}{_DECIMALS}[eE]\+?(?:1[0-2]|[0-9]))"
+    rf"|([1-9][0-9]{{0,2}}{_DECIMALS}|0?\.[0-9]{{0,8}}[1-9][0-9]{{0,8}})"
+    r"([kKmMbBgGtT])"
+    r")$"
+)
+_PARAMS_RE = re.compile(PARAMS_PATTERN)
+PARAMS_REFUSED = "not a count like 7e9, 7000000000, 7,000,000,000 or 7B (above 0, under 1e15)"
 
 
 _STATE_NOTES = {
@@ -93,7 +113,8 @@ class EstimateError(ValueError):
 
 
 def parse_params(value: object) -> int:
-    """7000000000, 7e9, "7e9", "7B", "1.3b", "350M", "7,000,000,000" -> a positive integer."""
+    """7000000000, 7e9, "7e9", "7B", "1.3b", "350M", "7,000,000,000" -> a positive integer (a
+    string as PARAMS_PATTERN says)."""
     if isinstance(value, bool):
         raise EstimateError("params must be a number such as 7e9 or 7B")
     if isinstance(value, int):
@@ -103,10 +124,7 @@ def parse_params(value: object) -> int:
             raise EstimateError("params must be finite")
         count = round(value)
     elif isinstance(value, str):
-        match = _PARAMS_RE.match(value.replace(",", "").replace("_", ""))
-        if not match:
-            raise EstimateError(f"params {value!r} is not a count like 7e9, 7000000000 or 7B")
-        count = round(float(match.group(1)) * _SUFFIXES[match.group(2).lower()])
+        return _parse_params_text(value)
     else:
         raise EstimateError("params must be a number such as 7e9 or 7B")
     if count <= 0:
@@ -114,6 +132,18 @@ def parse_params(value: object) -> int:
     if count > MAX_PARAMS:
         raise EstimateError(f"params must be at most {MAX_PARAMS:.0e}")
     return count
+
+
+def _parse_params_text(value: str) -> int:
+    match = _PARAMS_RE.search(value)
+    if match is None:
+        raise EstimateError(f"params {value!r}: {PARAMS_REFUSED}")
+    # Groups by number: the pattern is also the document's (ECMA-262 has no `(?P<name>`).
+    plain, scientific, amount, suffix = match.groups()
+    if plain:
+        return int(plain.replace(",", "").replace("_", ""))
+    exact = Decimal(scientific) if scientific else Decimal(amount) * _SUFFIXES[suffix.lower()]
+    return math.ceil(exact)
 
 
 def normalize_precision(value: str) -> str:

@@ -170,8 +170,16 @@ class PrecisionField(serializers.ChoiceField):
 
 
 class MemoryEstimateInputSerializer(serializers.Serializer):
-    params = serializers.CharField(
-        max_length=40, help_text="Parameter count: 7000000000, 7e9, 7B, 1.3B, 350M."
+    # Not trimmed: what the pattern (the schema's too) says is what is taken.
+    params = serializers.RegexField(
+        memory.PARAMS_PATTERN,
+        max_length=40,
+        trim_whitespace=False,
+        error_messages={"invalid": memory.PARAMS_REFUSED},
+        help_text=(
+            "Parameter count: 7000000000, 7,000,000,000, 7e9, 70e9, 7B, 1.3B, 350M (above 0, "
+            "under 1e15; a fraction of one is rounded up)."
+        ),
     )
     optimizer = OptimizerField(choices=memory.OPTIMIZERS, default="adamw")
     precision = PrecisionField(

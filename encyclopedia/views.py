@@ -111,7 +111,10 @@ def memory_estimate(request: HttpRequest) -> HttpResponse:
     if "params" in request.GET:
         given = {**values, **request.GET.dict()}
         context["values"] = given
-        form = MemoryEstimateInputSerializer(data=request.GET)
+        # The page forgives the spaces a typed or pasted count brings; the API takes the pattern.
+        data = request.GET.copy()
+        data["params"] = request.GET["params"].strip()
+        form = MemoryEstimateInputSerializer(data=data)
         if form.is_valid():
             args = dict(form.validated_data)
             gib = args.pop("gpu_memory_gib", None)

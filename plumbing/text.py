@@ -32,7 +32,11 @@ _SPACES = re.compile(" {2,}")
 def one_line(text: str) -> str:
     """`text` on one line, safe to show: controls (CR and LF included) are spaces, invisible and
     bidirectional formatting characters are gone, runs of spaces one space, the ends trimmed."""
-    return _SPACES.sub(" ", _INVISIBLE.sub("", _CONTROLS.sub(" ", text))).strip()
+    if not (text.isascii() and text.isprintable()):
+        # Printable ASCII has no control, invisible or bidirectional character: the usual case,
+        # one pass in C instead of three regular expressions.
+        text = _INVISIBLE.sub("", _CONTROLS.sub(" ", text))
+    return _SPACES.sub(" ", text).strip() if "  " in text else text.strip()
 
 
 def several_lines(text: str) -> str:

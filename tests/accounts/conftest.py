@@ -33,6 +33,8 @@ def session_api() -> Callable[..., APIClient]:
     def make(user: Any, *, csrf: bool = False) -> APIClient:
         client = APIClient(enforce_csrf_checks=csrf)
         client.force_login(user)
+        # The API's bodies are JSON (a form is 415: docs/api.md), as the browser's JavaScript sends.
+        client.default_format = "json"
         return client
 
     return make

@@ -123,6 +123,8 @@ def test_session_calls_follow_csrf_rules_and_token_calls_need_none(
     # tokens, which is a 403 of another kind).
     token_client = APIClient(enforce_csrf_checks=True)
     token_client.credentials(HTTP_AUTHORIZATION=f"Bearer {acme_token}")
-    answer = token_client.post("/api/v1/organization/domains", {"domain": "acme.example"})
+    answer = token_client.post(
+        "/api/v1/organization/domains", {"domain": "acme.example"}, format="json"
+    )
     assert answer.status_code == 403
     assert "CSRF" not in answer.json()["detail"]

@@ -130,7 +130,7 @@ def test_claiming_twice_is_a_conflict_but_two_organisations_may_claim_one_domain
 def test_members_and_tokens_cannot_claim_or_list(acme, bob, acme_api, session_api):
     for client in (session_api(bob), acme_api):
         assert client.get(DOMAINS).status_code == 403
-        assert client.post(DOMAINS, {"domain": "acme.example"}).status_code == 403
+        assert client.post(DOMAINS, {"domain": "acme.example"}, format="json").status_code == 403
 
 
 def test_remove_with_404_across_organisations_and_403_for_members(

@@ -89,7 +89,7 @@ def test_inviting_a_member_or_as_owner_or_a_non_address_is_refused(acme, alice, 
 def test_members_and_tokens_cannot_invite_or_list(acme, bob, acme_api, session_api):
     for client in (session_api(bob), acme_api):
         assert client.get(INVITATIONS).status_code == 403
-        assert client.post(INVITATIONS, {"email": "x@y.example"}).status_code == 403
+        assert client.post(INVITATIONS, {"email": "x@y.example"}, format="json").status_code == 403
     assert not Invitation.objects.exists()
 
 

@@ -44,7 +44,7 @@ def test_every_member_reads_the_member_list_with_a_pinned_query_count(
 
 def test_a_token_cannot_read_or_manage_members(acme, acme_api):
     assert acme_api.get(MEMBERS).status_code == 403
-    assert acme_api.post(MEMBERS, {"email": "x@acme.example"}).status_code == 403
+    assert acme_api.post(MEMBERS, {"email": "x@acme.example"}, format="json").status_code == 403
 
 
 def test_anonymous_callers_get_401(api, db):

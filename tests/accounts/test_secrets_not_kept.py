@@ -49,7 +49,11 @@ def test_secrets_are_in_no_row_and_no_log_line(
     assert caller.get("/api/v1/me").status_code == 401
 
     with django_capture_on_commit_callbacks(execute=True):
-        owner.post("/api/v1/organization/invitations", {"email": "charlie@umbrella.example"})
+        owner.post(
+            "/api/v1/organization/invitations",
+            {"email": "charlie@umbrella.example"},
+            format="json",
+        )
     link = _find(r"accept/\?token=(\S+)", str(mail.outbox[-1].body), group=1)
     invitation_token = unquote(link)
     browser = web(charlie)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
+from django.test import override_settings
 
 from config.apidocs import THIRD_PARTY_LOGO, _bundle
 
@@ -46,3 +48,28 @@ def test_the_api_docs_allow_redocs_styles_and_nothing_from_elsewhere(client: Any
     assert bundle.status_code == 200
     assert THIRD_PARTY_LOGO not in bundle.content
     assert THIRD_PARTY_LOGO not in _bundle()
+
+
+@pytest.mark.parametrize("path", ["/", "/api/v1/me", "/nope", "/api/v1/docs"])
+def test_the_header_built_once_is_the_one_django_csp_builds(client: Any, path: str) -> None:
+    # plumbing/csp.py builds the settings' policy once; django-csp, for every answer.
+    ours = client.get(path)["Content-Security-Policy"]
+    again = client.get(path)["Content-Security-Policy"]  # from the header built before
+    theirs_middleware = [
+        "csp.middleware.CSPMiddleware" if name == "plumbing.csp.CSPMiddleware" else name
+        for name in django_settings.MIDDLEWARE
+    ]
+    assert theirs_middleware != django_settings.MIDDLEWARE
+    with override_settings(MIDDLEWARE=theirs_middleware):
+        theirs = client.get(path)["Content-Security-Policy"]
+    assert ours == again == theirs
+
+
+def test_a_changed_policy_is_built_again(client: Any, settings: Any) -> None:
+    before = client.get("/")["Content-Security-Policy"]
+    settings.CONTENT_SECURITY_POLICY = {
+        "DIRECTIVES": {**settings.CONTENT_SECURITY_POLICY["DIRECTIVES"], "img-src": ["'none'"]}
+    }
+    after = client.get("/")["Content-Security-Policy"]
+    assert "img-src 'self' data:" in before
+    assert "img-src 'none'" in after

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from encyclopedia.memory import EstimateError, estimate, parse_params
+from encyclopedia.memory import MAX_PARAMS, PARAMS_PATTERN, EstimateError, estimate, parse_params
 
 GB = 10**9
 
@@ -206,3 +208,11 @@ def test_the_api_and_the_page_take_them_too(client: Any, spelling: str) -> None:
 def test_an_unknown_precision_names_the_accepted_spellings() -> None:
     with pytest.raises(EstimateError, match="bf16-mixed"):
         estimate(params="7B", optimizer="adamw", precision="fp8", zero_stage=0, dp_size=1)
+
+
+@settings(max_examples=300, derandomize=True)
+@given(st.from_regex(PARAMS_PATTERN))
+def test_every_count_the_pattern_matches_is_in_range(value: str) -> None:
+    # The pattern is the API's check and the document's: what it matches must be a count the
+    # estimator takes, never one it then refuses.
+    assert 0 < parse_params(value) < MAX_PARAMS

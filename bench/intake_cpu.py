@@ -1,0 +1,165 @@
+"""CPU time a submission costs the web process, measured in process: the `make loadtest` intake's
+request (a 50 KB training log, raw `text/plain`, an API token) through Django's whole handler,
+middleware included, with the Celery message published to Redis, N times in a loop.
+
+CPU milliseconds per submission depend much less on what else the machine runs than the
+submissions a second of `make loadtest` do, so this is the figure to compare before and after a
+change to the intake (run both in the same minutes, alternated). `--profile` prints where the time
+goes (cProfile, by cumulative time).
+
+    python -m tests.with_services -- python -m bench.intake_cpu [--n 300] [--rounds 3] [--profile]
+
+It makes a database of its own (dropped at the end) and its own Redis key prefix (deleted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+
+ORGANIZATIONS = 40
+PREFIX = f"rootcause-intake-cpu-{uuid.uuid4().hex[:8]}:"
+# As bench/loadtest/run.py runs the service: its settings, limits lifted for one busy address.
+os.environ.update(
+    DJANGO_SETTINGS_MODULE="config.settings",
+    REDIS_KEY_PREFIX=PREFIX,
+    DEBUG="0",
+    SECRET_KEY=f"intake-cpu-{uuid.uuid4().hex}",
+    ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
+    SECURE_SSL_REDIRECT="0",
+    LOG_LEVEL="WARNING",
+    TIER_FREE_DAILY_DIAGNOSES="100000000",
+    THROTTLE_SUBMISSIONS_PER_ADDRESS="1000000/second",
+    CONCURRENT_UPLOADS_PER_ADDRESS="1000",
+    CONCURRENT_UPLOADS_PER_TOKEN="1000",  # noqa: S106 - a count, not a secret
+)
+
+
+# What --compare leaves out, one at a time, to see what each costs (never in the service itself).
+LEFT_OUT = ("csp", "slots", "cleaning")
+
+
+@contextlib.contextmanager
+def _left_out(name: str) -> Iterator[None]:
+    from unittest import mock
+
+    from django.conf import settings
+    from django.test import override_settings
+
+    if name == "csp":
+        middleware = [m for m in settings.MIDDLEWARE if m != "plumbing.csp.CSPMiddleware"]
+        with override_settings(MIDDLEWARE=middleware):
+            yield
+    elif name == "slots":
+        with mock.patch("diagnosis.api.client_slots", return_value=contextlib.nullcontext()):
+            yield
+    elif name == "cleaning":
+        with mock.patch("diagnosis.services.submission.one_line", lambda text: text):
+            yield
+    else:
+        yield
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=300, help="submissions a round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="also with each of csp, slots, cleaning left out, alternated: what each costs",
+    )
+    args = parser.parse_args(argv)
+
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import setup_test_environment
+
+    from accounts.services import create_api_token, create_organization
+    from bench.genlog import generate_log
+    from config.celery import app
+
+    setup_test_environment()
+    connection.settings_dict["TEST"]["NAME"] = f"intake_cpu_{uuid.uuid4().hex[:12]}"
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    app.conf.task_always_eager = False
+    try:
+        # As the load test: 40 organisations, a token each, taken in turn (the burst limit per
+        # organisation stays as configured).
+        tokens = []
+        for i in range(ORGANIZATIONS):
+            owner = get_user_model().objects.create_user(
+                f"load{i}", f"load{i}@acme.example", "pw-load-123"
+            )
+            organization = create_organization(name=f"Load {i}", owner=owner)
+            tokens.append(
+                create_api_token(organization=organization, created_by=owner, name="l")[1]
+            )
+        logs = [b"".join(generate_log(50 * 1024, seed=seed)) for seed in range(32)]
+        client = Client()
+
+        def submit(count: int) -> None:
+            for i in range(count):
+                response = client.post(
+                    "/api/v1/diagnoses",
+                    logs[i % len(logs)],
+                    content_type="text/plain",
+                    HTTP_AUTHORIZATION=f"Bearer {tokens[i % len(tokens)]}",
+                    HTTP_X_ROOTCAUSE_FILENAME="train.log",
+                )
+                if response.status_code != 202:
+                    raise SystemExit(f"{response.status_code}: {response.content[:300]!r}")
+
+        def cpu_ms(count: int) -> float:
+            started = time.process_time()
+            submit(count)
+            return (time.process_time() - started) / count * 1000
+
+        submit(30)  # warm: imports, first connections, caches
+        variants = ["all", *LEFT_OUT] if args.compare else ["all"]
+        figures: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.rounds):
+            for name in variants:
+                with _left_out(name):
+                    figures[name].append(cpu_ms(args.n))
+        for name, per_submission in figures.items():
+            label = "CPU per submission" if name == "all" else f"  without {name}"
+            print(
+                f"{label}: median {statistics.median(per_submission):.2f} ms "
+                f"(rounds: {', '.join(f'{ms:.2f}' for ms in per_submission)}; {args.n} each)"
+            )
+        if args.profile:
+            # CPU time, not the wall clock: waits on PostgreSQL and Redis are not this process's.
+            profile = cProfile.Profile(time.process_time)
+            profile.enable()
+            submit(args.n)
+            profile.disable()
+            stats = pstats.Stats(profile, stream=sys.stdout)
+            stats.sort_stats("cumulative").print_stats(70)
+            stats.sort_stats("tottime").print_stats(40)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+        import redis
+        from django.conf import settings
+
+        keys = redis.Redis.from_url(settings.REDIS_URL)
+        for key in keys.scan_iter(f"{PREFIX}*"):
+            keys.delete(key)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
