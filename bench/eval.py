@@ -2,7 +2,7 @@
 
 The corpora: each directory under `../shared/corpus/` that holds a labels.jsonl (dev, dev2, ...;
 absent on a user's clone, then skipped), and the run-produced corpus of this repository,
-`bench/realruns/corpus/dev` and `bench/realruns/corpus/sealed` (reported separately; nobody
+`bench/realruns/corpus/dev`, `.../sealed` and `.../sealed2` (reported separately; nobody
 tuning the engine reads the sealed logs). `--corpus DIR` (repeatable) scores only the named ones.
 
 Top-1 accuracy counts every labelled file in the taxonomy (healthy logs are right when the outcome
@@ -151,7 +151,7 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
         for directory in sorted(shared_corpus.iterdir()):
             if (directory / "labels.jsonl").is_file():
                 found.append((f"shared/{directory.name}", directory))
-    for part in ("dev", "sealed", "fresh"):
+    for part in ("dev", "sealed", "sealed2", "fresh"):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found
@@ -204,8 +204,9 @@ def summary_lines(name: str, report: Report) -> list[str]:
 
 
 def sealed(name: str) -> bool:
-    """A sealed corpus is scored blind: no file names, no confusions, only the figures."""
-    return Path(name).name == "sealed"
+    """A sealed corpus (realruns/sealed, and the second blind part realruns/sealed2) is scored
+    blind: no file names, no confusions, only the figures."""
+    return Path(name).name in ("sealed", "sealed2")
 
 
 def class_table(report: Report, blind: bool = False) -> list[str]:
@@ -323,7 +324,10 @@ def accuracy_markdown(
         "third round its one initiating-rank miss (a torchrun rank dead of SIGSEGV) was looked at",
         "to name the kind of evidence, and the kind was fixed (tested on new runs, not on that",
         "file): its rank figure and ECE since then are not blind. `realruns/fresh` holds runs of",
-        "that kind produced after the fix, scored apart.",
+        "that kind produced after the fix, scored apart. `realruns/sealed2` is a second blind",
+        "part, for that reason: new variants of the same families (`generate.py --round 2`,",
+        "drawn by a seeded rule that excludes the first round's combinations), scored once,",
+        "figures only, before anyone read a log of it.",
         "",
         "Initiating rank counts the files whose label names a rank; the strict figure counts",
         "every multi-rank log, where naming a rank that the label says cannot be singled out is",

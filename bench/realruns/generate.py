@@ -1183,6 +1183,299 @@ def fresh_scenarios() -> list[Scenario]:
     return s
 
 
+# --- round 2: new variants drawn by a rule, for a second blind check (corpus/sealed2/) --------
+# (fault, variants, slug, launchers it runs under): one rank breaks, the others die collaterally.
+ROUND2_RANKED: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
+    ("shape", ("linear", "view"), "shape-mismatch", (*LAUNCHERS[1:6], "spawn", "mp", "accelerate")),
+    ("dtype", ("",), "dtype-mismatch", (*LAUNCHERS[1:6], "spawn", "mp", "accelerate")),
+    ("device", ("",), "device-mismatch", (*LAUNCHERS[1:6], "spawn", "mp", "accelerate")),
+    ("embedding", ("",), "embedding-index-out-of-range", (*LAUNCHERS[1:6], "spawn", "mp")),
+    ("nan", ("raise",), "nan-loss", (*LAUNCHERS[1:6], "spawn", "mp")),
+    ("anomaly", ("",), "anomaly-nan-backward", (*LAUNCHERS[1:6], "spawn", "mp")),
+    ("backward-twice", ("",), "backward-twice", (*LAUNCHERS[1:6], "spawn", "accelerate")),
+    ("inplace", ("",), "inplace-modification", (*LAUNCHERS[1:6], "mp")),
+    ("no-grad", ("",), "no-grad-fn", (*LAUNCHERS[1:6], "spawn", "mp", "accelerate")),
+    ("collate", ("workers0", "workers1"), "collate-size-mismatch", (*LAUNCHERS[1:6], "spawn")),
+    ("worker-killed", ("9", "11", "6"), "dataloader-worker-died", (*LAUNCHERS[1:6], "mp")),
+    ("collective", ("numel", "op"), "collective-mismatch", (*LAUNCHERS[1:6], "mp")),
+    ("gloo-hang", ("",), "gloo-timeout", ("torchrun-role", "torchrun-logdir-cat", "mp")),
+    ("unused", ("",), "ddp-unused-parameters", (*LAUNCHERS[1:6], "mp", "accelerate")),
+    ("ready-twice", ("",), "ddp-ready-twice", (*LAUNCHERS[1:6], "spawn", "mp")),
+    ("child-exit", ("1", "3", "abort"), "elastic-child-failed", (*LAUNCHERS[1:6], "accelerate")),
+    ("oom-kill", ("",), "host-oom-killed", (*LAUNCHERS[1:6], "mp")),
+    ("open-files", ("",), "too-many-open-files", (*LAUNCHERS[1:6], "spawn")),
+]
+# every rank fails the same way (no initiating rank): (fault, variants, slug, launchers)
+ROUND2_ALL: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]] = [
+    (
+        "state-dict",
+        ("", "missing", "ddp-prefix"),
+        "state-dict-mismatch",
+        (*LAUNCHERS[1:6], "spawn"),
+    ),
+    ("ckpt-corrupt", ("truncated", "empty", "garbage"), "checkpoint-corrupt", LAUNCHERS[1:6]),
+    ("cuda", ("", "nccl", "to"), "cuda-not-available", (*LAUNCHERS[1:6], "mp")),
+    ("amp-fp16", ("",), "amp-fp16-params-unscale", (*LAUNCHERS[1:6], "spawn")),
+    ("setup-oom", ("",), "setup-oom", (*LAUNCHERS[1:6], "mp")),
+    ("ext-import", ("",), "extension-abi-mismatch", (*LAUNCHERS[1:6], "spawn")),
+    ("lr-spike", ("",), "loss-divergence", (*LAUNCHERS[1:6], "spawn")),
+]
+ROUND2_SINGLE: list[tuple[str, tuple[str, ...], str]] = [
+    ("shape", ("linear", "view"), "shape-mismatch"),
+    ("dtype", ("",), "dtype-mismatch"),
+    ("embedding", ("",), "embedding-index-out-of-range"),
+    ("nan", ("raise", ""), "nan-loss"),
+    ("inplace", ("",), "inplace-modification"),
+    ("state-dict", ("", "missing", "ddp-prefix"), "state-dict-mismatch"),
+    ("worker-killed", ("9", "11"), "dataloader-worker-died"),
+    ("collate", ("workers0", "workers2"), "collate-size-mismatch"),
+]
+# a healthy run: (fault, how)
+ROUND2_HEALTHY: list[tuple[str, str]] = [
+    ("none", "finishes normally"),
+    ("none", "finishes normally"),
+    ("none", "finishes normally"),
+    (
+        "skip-nonfinite",
+        "a nan batch is skipped (by every rank when there are several) and training finishes",
+    ),
+    ("ckpt-retry", "the checkpoint is still being written; the first read fails, a retry succeeds"),
+    (
+        "warn-unused",
+        "find_unused_parameters=True with no unused parameter: DDP's warning, training finishes",
+    ),
+    (
+        "workers",
+        "3 DataLoader workers per process on a 2-core machine: PyTorch warns, training finishes",
+    ),
+    ("warn-target", "an MSE target size warning (not a failure), training finishes"),
+]
+
+
+def existing_names(corpus: Path = CORPUS) -> set[str]:
+    """The scenario names of the first round: the code's lists and the labels in corpus/."""
+    names = {sc.name for sc in scenarios() + fresh_scenarios()}
+    for part in ("dev", "sealed", "fresh"):
+        path = corpus / part / "labels.jsonl"
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                file = json.loads(line)["file"]
+                names.add(file.removeprefix("run-").removesuffix(".log"))
+    return names
+
+
+def _key(sc: Scenario) -> tuple[str, str, str, str, int, int | None, str]:
+    """What makes two scenarios the same variant: class, fault and its variant, launcher, world
+    size, rank, and for one process (where those are few) the log style."""
+    args = dict(zip(sc.args[::2], sc.args[1::2], strict=False))
+    fault = args.get("--fault", "none")
+    variant = args.get("--variant", "") or ("linear" if fault == "shape" else "")
+    log = args.get("--log", "print") if sc.nprocs == 1 else ""
+    return (sc.slug, fault, variant, sc.launcher, sc.nprocs, sc.initiating_rank, log)
+
+
+def round2_scenarios(
+    seed: int = 2,
+    exclude: set[str] | None = None,
+    ranked: int = 22,
+    every_rank: int = 6,
+    single: int = 5,
+    healthy: int = 9,
+) -> list[Scenario]:
+    """Genuinely new variants of the first round's families, drawn from a seeded RNG: launcher,
+    world size (2-4), failing rank, step, seed, log style and variant are drawn, and a draw whose
+    name is in `exclude` (default: existing_names()) or whose (class, launcher, world size, rank,
+    variant) is one of the first round's is drawn again. Written to corpus/sealed2/ (`--round 2`),
+    a second blind part nobody has read. Deterministic for a seed and an exclude set."""
+    import random
+
+    rng = random.Random(seed)
+    taken = existing_names() if exclude is None else set(exclude)
+    first_keys = {_key(sc) for sc in scenarios() + fresh_scenarios()}
+    out: list[Scenario] = []
+    seeds = iter(rng.sample(range(200, 1000), 200))
+
+    def accept(sc: Scenario) -> bool:
+        if len(taken) > 100_000:
+            raise RuntimeError("round 2: no new combination left to draw")
+        taken.add(f"#draw{len(taken)}")
+        if sc.name in taken or _key(sc) in first_keys or any(_key(o) == _key(sc) for o in out):
+            return False
+        out.append(sc)
+        taken.add(sc.name)
+        return True
+
+    def log_style(launcher: str) -> str:
+        return (
+            "logging"
+            if launcher.startswith("torchrun-logdir")
+            else rng.choice(("print", "logging"))
+        )
+
+    families = list(ROUND2_RANKED)
+    rng.shuffle(families)
+    wanted = len(out) + ranked
+    i = 0
+    while len(out) < wanted:
+        fault, variants, slug, launchers = families[i % len(families)]
+        i += 1
+        launcher, variant = rng.choice(launchers), rng.choice(variants)
+        w = rng.randint(2, 4)
+        r = rng.randrange(w)
+        step = rng.randint(2, 6)
+        kw: dict[str, object] = {"expect": E[slug]}
+        extra = a(hidden=rng.choice((16, 24, 32, 48)))
+        if fault == "collate":
+            extra += a(workers=int(variant.removeprefix("workers")))
+        elif fault == "worker-killed":
+            extra += a(workers=1)
+        elif fault == "collective":
+            kw["env"] = {"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}
+        elif fault == "gloo-hang":
+            extra += a(pg_timeout=6)
+            kw["timeout"] = 90
+        elif fault == "unused":
+            extra += a(pg_timeout=20)
+        elif fault == "oom-kill":
+            kw["cgroup_mb"] = 300
+        elif fault == "open-files":
+            step, kw["nofile"] = 1, 64
+        if fault == "embedding":
+            extra += a(vocab=rng.choice((40, 60, 80)))
+        pv = variant if fault not in ("collate",) and variant else ""
+        args = (
+            a(
+                fault=fault,
+                **({"variant": pv} if pv else {}),
+                fail_rank=r,
+                fail_step=step,
+                seed=next(seeds),
+                log=log_style(launcher),
+            )
+            + extra
+        )
+        tag = f"_{variant}" if variant else ""
+        sc = Scenario(
+            f"{slug}__{launcher}_w{w}_rank{r}{tag}_step{step}",
+            slug,
+            launcher,
+            args,
+            w,
+            r,
+            f"round 2: rank {r} of {w} breaks ({fault}{' ' + variant if variant else ''})"
+            f" at step {step}; the others are left waiting or lose their peer",
+            **kw,  # type: ignore[arg-type]
+        )
+        accept(sc)
+    wanted = len(out) + every_rank
+    groups = list(ROUND2_ALL)
+    rng.shuffle(groups)
+    i = 0
+    while len(out) < wanted:
+        fault, variants, slug, launchers = groups[i % len(groups)]
+        i += 1
+        launcher, variant = rng.choice(launchers), rng.choice(variants)
+        w = rng.randint(2, 4)
+        extra = a(hidden=64) if fault == "setup-oom" else []
+        if fault == "lr-spike":
+            extra = a(fail_step=rng.randint(5, 8), steps=16, lr=0.02)
+        args = (
+            a(
+                fault=fault,
+                **({"variant": variant} if variant else {}),
+                fail_rank=-1,
+                seed=next(seeds),
+                log=log_style(launcher),
+            )
+            + extra
+        )
+        tag = f"_{variant}" if variant else ""
+        accept(
+            Scenario(
+                f"{slug}__{launcher}_w{w}_all{tag}",
+                slug,
+                launcher,
+                args,
+                w,
+                None,
+                f"round 2: every rank of {w} fails the same way ({fault}{' ' + variant if variant else ''})",
+                expect=E[slug],
+                prepare=fault == "ckpt-corrupt",
+            )
+        )
+    wanted = len(out) + single
+    singles = list(ROUND2_SINGLE)
+    rng.shuffle(singles)
+    i = 0
+    while len(out) < wanted:
+        fault, variants, slug = singles[i % len(singles)]
+        i += 1
+        variant = rng.choice(variants)
+        step = rng.randint(2, 6)
+        log = (
+            rng.choice(("print", "logging", "metrics"))
+            if fault == "nan" and not variant
+            else rng.choice(("print", "logging"))
+        )
+        extra = a(workers=int(variant.removeprefix("workers"))) if fault == "collate" else []
+        if fault == "worker-killed":
+            extra = a(workers=rng.choice((1, 2)))
+        pv = variant if fault != "collate" and variant else ""
+        args = (
+            a(
+                fault=fault,
+                **({"variant": pv} if pv else {}),
+                fail_step=step,
+                seed=next(seeds),
+                log=log,
+            )
+            + extra
+        )
+        tag = f"_{variant}" if variant else ""
+        accept(
+            Scenario(
+                f"{slug}__single_{fault}{tag}_{log}_step{step}",
+                slug,
+                "single",
+                args,
+                1,
+                None,
+                f"round 2: one process, {fault}{' ' + variant if variant else ''} at step {step}",
+                expect=E[slug],
+            )
+        )
+    wanted = len(out) + healthy
+    i = 0
+    while len(out) < wanted:
+        fault, how = ROUND2_HEALTHY[i % len(ROUND2_HEALTHY)]
+        i += 1
+        launcher = rng.choice((*LAUNCHERS[:6], "spawn", "mp", "accelerate"))
+        w = 1 if launcher == "single" else rng.randint(2, 4)
+        log = (
+            "logging"
+            if launcher.startswith("torchrun-logdir")
+            else rng.choice(("print", "logging", "metrics"))
+        )
+        args = a(seed=next(seeds), steps=rng.randint(4, 8), log=log)
+        if fault == "workers":
+            args += a(workers=3)
+        elif fault != "none":
+            args = a(fault=fault, fail_rank=rng.randrange(w), fail_step=rng.randint(2, 4)) + args
+        accept(
+            Scenario(
+                f"none__{launcher}_w{w}_{fault}_{log}",
+                "none",
+                launcher,
+                args,
+                w,
+                None,
+                f"round 2: {how}",
+                expect=E["none"],
+            )
+        )
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="run only scenarios whose name contains this")
@@ -1191,31 +1484,43 @@ def main() -> int:
     parser.add_argument(
         "--fresh", action="store_true", help="run the fresh-check scenarios into corpus/fresh/"
     )
+    parser.add_argument(
+        "--round",
+        type=int,
+        default=1,
+        choices=(1, 2),
+        help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part",
+    )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
     # reads this file through the corpus test's import of LAUNCHERS, has no torch.
     import torch  # type: ignore[import-not-found,unused-ignore]
 
     version = torch.__version__
-    pool = fresh_scenarios() if args.fresh else scenarios()
+    round2 = args.round == 2
+    pool = fresh_scenarios() if args.fresh else round2_scenarios() if round2 else scenarios()
     chosen = [sc for sc in pool if args.only in sc.name]
-    names = [sc.name for sc in scenarios() + fresh_scenarios()]
+    names = [sc.name for sc in scenarios() + fresh_scenarios() + round2_scenarios()]
     assert len(names) == len(set(names)), "scenario names must be unique"
+
+    def part(sc: Scenario) -> str:
+        return "sealed2" if round2 else part_of(sc, args.fresh)
+
     if args.list:
         for sc in chosen:
-            print(f"{part_of(sc, args.fresh):6} {sc.launcher:20} {sc.name}")
+            print(f"{part(sc):7} {sc.launcher:20} {sc.name}")
         return 0
-    parts = ("fresh",) if args.fresh else ("dev", "sealed")
-    labels: dict[str, dict[str, dict]] = {part: {} for part in parts}
-    for part in labels:
-        (CORPUS / part).mkdir(parents=True, exist_ok=True)
-        path = CORPUS / part / "labels.jsonl"
+    parts = ("fresh",) if args.fresh else ("sealed2",) if round2 else ("dev", "sealed")
+    labels: dict[str, dict[str, dict]] = {name: {} for name in parts}
+    for name in labels:
+        (CORPUS / name).mkdir(parents=True, exist_ok=True)
+        path = CORPUS / name / "labels.jsonl"
         if args.keep and path.exists():
             for line in path.read_text().splitlines():
                 label = json.loads(line)
-                labels[part][label["file"]] = label
+                labels[name][label["file"]] = label
         elif not args.keep:
-            for old in (CORPUS / part).glob("*.log"):
+            for old in (CORPUS / name).glob("*.log"):
                 old.unlink()
     dropped = []
     started = time.monotonic()
@@ -1242,10 +1547,9 @@ def main() -> int:
             )
             Path(tempfile.gettempdir(), f"realruns-dropped-{sc.name}.log").write_text(text)
             continue
-        part = part_of(sc, args.fresh)
         file = f"run-{sc.name}.log"
-        (CORPUS / part / file).write_text(text)
-        labels[part][file] = {
+        (CORPUS / part(sc) / file).write_text(text)
+        labels[part(sc)][file] = {
             "file": file,
             "slug": sc.slug,
             "multi_rank": sc.multi_rank,
@@ -1259,12 +1563,12 @@ def main() -> int:
             ),
             "how": sc.how,
         }
-    for part, by_file in labels.items():
+    for name, by_file in labels.items():
         lines = [json.dumps(by_file[f]) for f in sorted(by_file)]
-        (CORPUS / part / "labels.jsonl").write_text("".join(line + "\n" for line in lines))
+        (CORPUS / name / "labels.jsonl").write_text("".join(line + "\n" for line in lines))
     print(
         f"done in {time.monotonic() - started:.0f} s; "
-        + ", ".join(f"{part} {len(by_file)}" for part, by_file in labels.items())
+        + ", ".join(f"{name} {len(by_file)}" for name, by_file in labels.items())
     )
     for name, reason in dropped:
         print(f"DROPPED {name}: {reason}")

@@ -61,17 +61,28 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
     assert "gloo-timeout" not in text
     assert "(sealed)" in text
     assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("shared/dev", report)], None)
+    # the second blind part (generate.py --round 2) is kept blind the same way
+    text = bench_eval.accuracy_markdown([("realruns/sealed2", report)], None)
+    assert "gloo-timeout" not in text
+    assert "(sealed)" in text
 
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
-    # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart
-    assert names == ["realruns/dev", "realruns/sealed", "realruns/fresh"]
+    # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
+    # realruns/sealed2: the second blind part (generate.py --round 2)
+    assert names == ["realruns/dev", "realruns/sealed", "realruns/sealed2", "realruns/fresh"]
     (tmp_path / "corpus" / "dev9").mkdir(parents=True)
     (tmp_path / "corpus" / "dev9" / "labels.jsonl").write_text("")
     (tmp_path / "corpus" / "notes").mkdir()
     names = [name for name, _ in bench_eval.default_corpora(tmp_path)]
-    assert names == ["shared/dev9", "realruns/dev", "realruns/sealed", "realruns/fresh"]
+    assert names == [
+        "shared/dev9",
+        "realruns/dev",
+        "realruns/sealed",
+        "realruns/sealed2",
+        "realruns/fresh",
+    ]
 
 
 def test_out_of_taxonomy_logs_are_apart_from_top1_and_ece_is_reported(

@@ -13,6 +13,8 @@ from rootcause.catalogue import CATALOGUE_DIR
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
+# every part whose labels and logs must be well formed: the second blind part (--round 2) too
+CHECKED = (*PARTS, "sealed2")
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
 
@@ -32,7 +34,7 @@ def all_labels() -> list[tuple[str, dict]]:
     return [(part, label) for part in PARTS for label in labels(part)]
 
 
-@pytest.mark.parametrize("part", PARTS)
+@pytest.mark.parametrize("part", CHECKED)
 def test_every_label_is_well_formed(part: str) -> None:
     known = catalogue_slugs() | {"none"}
     rows = labels(part)
@@ -61,7 +63,7 @@ def test_every_label_is_well_formed(part: str) -> None:
 
 
 def test_every_log_has_a_label() -> None:
-    for part in PARTS:
+    for part in CHECKED:
         labelled = {row["file"] for row in labels(part)}
         assert {path.name for path in (CORPUS / part).glob("*.log")} == labelled
 
@@ -87,10 +89,21 @@ def test_sealed_part_is_about_a_third_and_disjoint() -> None:
     assert 0.2 <= len(sealed) / (len(dev) + len(sealed)) <= 0.45
 
 
+def test_second_sealed_part_is_new_runs() -> None:
+    """corpus/sealed2 (generate.py --round 2) shares no scenario with dev or sealed, and holds
+    what a blind check needs: multi-rank logs with a known initiating rank, and healthy runs."""
+    first = {row["file"] for part in PARTS for row in labels(part)}
+    rows = labels("sealed2")
+    assert not {row["file"] for row in rows} & first
+    assert len(rows) >= 30
+    assert sum(row["initiating_rank"] is not None for row in rows) >= 15
+    assert sum(row["slug"] == "none" for row in rows) >= 6
+
+
 def test_logs_do_not_name_their_scenario() -> None:
     """The programs take their options from the environment, so no launcher's echo of a command
     line hands the engine the fault's name."""
-    for part in PARTS:
+    for part in CHECKED:
         for path in (CORPUS / part).glob("*.log"):
             text = path.read_text(encoding="utf-8", errors="replace")
             assert "--fault" not in text, path.name
