@@ -72,11 +72,15 @@ def bounded_hits(buf: bytes, limit: int) -> tuple[Hits, bool]:
     return bounded_scan(guard_database(), buf, limit, len(SPECS))
 
 
-def bounded_scan(db: Database, buf: bytes, limit: int, specs: int) -> tuple[Hits, bool]:
-    """``bounded_hits`` with another database: ids from ``specs`` on are prefilters."""
+def bounded_scan(
+    db: Database, buf: bytes, limit: int, specs: int, hit_limit: int | None = None
+) -> tuple[Hits, bool]:
+    """``bounded_hits`` with another database: ids from ``specs`` on are prefilters.
+    ``hit_limit``: the number of hits over which it stops (twice ``limit`` unless given)."""
     hits: Hits = []
     seen: set[tuple[int, int]] = set()
     cost = 0
+    most = 2 * limit if hit_limit is None else hit_limit
 
     def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
         nonlocal cost
@@ -85,7 +89,7 @@ def bounded_scan(db: Database, buf: bytes, limit: int, specs: int) -> tuple[Hits
             seen.add((pid, start))
             cost += PREFILTER_WEIGHT if pid >= specs else 1
         # many ends of one candidate cost callbacks too: twice the budget of them at most
-        return cost > limit or len(hits) > 2 * limit
+        return cost > limit or len(hits) > most
 
     return hits, db.scan_until(buf, on_match)
 

@@ -68,7 +68,8 @@ def _masked(data: bytes, analyzer: Any, rules: list[Rule]) -> tuple[str, dict[st
 @contextlib.contextmanager
 def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every scan made again: no guard hits handed to the analyzer or to find_learned, and
-    every anchor confirmed again (no learning pass's verdicts)."""
+    every anchor confirmed again (no learning pass's verdicts, no scan with the other
+    patterns alone)."""
 
     @contextlib.contextmanager
     def scanned(buf: bytes, hits: Any) -> Iterator[None]:
@@ -83,10 +84,14 @@ def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def scanning_again(buf: bytes, db: Any, entities: Any, hits: Any = None) -> Any:
         return find_learned(buf, db, entities, None)
 
+    def the_long_way(buf: bytes, known: Any, limit: int) -> None:
+        return None
+
     with monkeypatch.context() as patch:
         patch.setattr(masker_module, "scanned", scanned)
         patch.setattr(masker_module, "confirmed", confirmed)
         patch.setattr(masker_module, "find_learned", scanning_again)
+        patch.setattr(masker_module, "find_with_verdicts", the_long_way)
         yield
 
 
@@ -106,9 +111,18 @@ def test_the_shortcuts_mask_as_the_long_way(
 
 def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """The light client's path (Hyperscan recognizers alone): the masking pass taking the
-    learning pass's verdicts on its patterns masks as confirming every anchor again."""
+    learning pass's verdicts on its patterns (and scanning with the other patterns alone,
+    verdicts.py) masks as scanning with them all and confirming every anchor again."""
     confirms = {"fast": 0, "slow": 0}
     confirm = scanner_module.confirm_candidate
+    with_verdicts = masker_module.find_with_verdicts
+    chunks = {"rest scan": 0, "long way": 0}
+
+    def counting_chunks(buf: bytes, known: Any, limit: int) -> Any:
+        found = with_verdicts(buf, known, limit)
+        chunks["long way" if found is None else "rest scan"] += 1
+        return found
+
     for data in _inputs():
         for way in ("fast", "slow"):
 
@@ -118,6 +132,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
 
             with monkeypatch.context() as patch:
                 patch.setattr(scanner_module, "confirm_candidate", counting)
+                patch.setattr(masker_module, "find_with_verdicts", counting_chunks)
                 if way == "fast":
                     fast = _masked(data, None, [])
                 else:
@@ -125,6 +140,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
                         slow = _masked(data, None, [])
         assert fast == slow
     assert confirms["fast"] < 0.8 * confirms["slow"], confirms  # the verdicts were taken
+    assert chunks["rest scan"] > 10 * chunks["long way"], chunks  # and the shorter scan
 
 
 # An operator's recognizers of types ours find too: Presidio's duplicate removal then weighs
