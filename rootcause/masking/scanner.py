@@ -307,6 +307,7 @@ def find_candidates(
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
+    seen: Verdicts = {}  # the verdicts on the windows of values found by their end
     judged = _CONFIRMED.get() if specs is SPECS else None
     if judged is not None and judged.of(buf):
         table = judged.table()
@@ -319,16 +320,25 @@ def find_candidates(
                     if c is not None:
                         append(c)
                     continue
-            found.extend(confirm_candidate(buf, specs[pid], start, end))
+            if pid in no_som:
+                found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+            else:
+                found.extend(confirm_candidate(buf, specs[pid], start, end))
         return found
     if verdicts is not None:
         for (pid, start), end in longest.items():
-            verdict = confirm_candidate(buf, specs[pid], start, end)
+            if pid in no_som:
+                verdict = _confirm_by_window(buf, specs[pid], end, seen)
+            else:
+                verdict = confirm_candidate(buf, specs[pid], start, end)
             verdicts.append((_MAIN_IDS[pid] << 40 | start, verdict))
             found.extend(verdict)
         return found
     for (pid, start), end in longest.items():
-        found.extend(confirm_candidate(buf, specs[pid], start, end))
+        if pid in no_som:
+            found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+        else:
+            found.extend(confirm_candidate(buf, specs[pid], start, end))
     return found
 
 
@@ -352,7 +362,8 @@ _RUN = bytes(
 )
 
 
-def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
+def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
+    """Where the value an anchor found without a start of match ends at may start and end."""
     # The anchor consumed one terminator byte unless it ended at the end of a line.
     if end and not _is_alnum(buf[end - 1]):
         end -= 1
@@ -366,7 +377,33 @@ def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
         start = empty + 2
     while start < end and buf[start] in b".-":
         start += 1
+    return start, end
+
+
+def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
+    start, end = _no_som_span(buf, end)
     return spec.confirm.match(buf, start, end)
+
+
+# A value found by its end (a host name: fqdn, the only pattern without a start of match) is
+# judged on its own bytes, the byte before and at most this many after (validate_fqdn reads
+# a file extension of up to 12 bytes after a '.'): equal windows, equal verdicts. A dense log
+# names the same hosts thousands of times, so find_candidates judges each window once a call.
+_WINDOW_AFTER = 14
+Verdicts = dict[tuple[bool, bytes, int], tuple[int, int, str] | None]
+
+
+def _confirm_by_window(buf: bytes, spec: Spec, end: int, seen: Verdicts) -> list[Candidate]:
+    start, stop = _no_som_span(buf, end)
+    key = (start == 0, buf[start - 1 if start else 0 : stop + _WINDOW_AFTER], stop - start)
+    if key in seen:
+        known = seen[key]
+        if known is None:
+            return []
+        return [Candidate(start + known[0], start + known[1], known[2], spec.priority)]
+    found = confirm_candidate(buf, spec, start, end)
+    seen[key] = (found[0].start - start, found[0].end - start, found[0].entity) if found else None
+    return found
 
 
 def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:

@@ -257,3 +257,27 @@ def test_presidio_is_shown_the_findings_its_duplicate_removal_could_touch() -> N
     assert near == [touching, inside, host]
     assert far == [apart]
     assert _split(ours, {}, frozenset()) == ([], ours)
+
+
+def test_a_verdict_per_window_is_the_verdict_per_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values found by their end (host names) judged once per window of equal bytes
+    (scanner._confirm_by_window) are judged as each anchor on its own: on the test logs, the
+    dense cluster lines and random host-like text (names that repeat with other bytes around
+    them: a '.', a '-', '(', a file extension, the start and end of the buffer)."""
+    import random
+
+    rng = random.Random(33)
+    pieces = [b"gpu-node-17", b".acme.internal", b".corp.example.com", b".it", b".log", b".py",
+              b"(", b" ", b"\n", b"-", b".", b"..", b"_", b"x", b"3", b"sklearn.cluster",
+              b"host=", b"node1.lan", b".tar.gz", b"Gpu-Node-17.ACME.io"]  # fmt: skip
+    randoms = [b"".join(rng.choice(pieces) for _ in range(400)) for _ in range(300)]
+
+    def per_anchor(buf: bytes, spec: Any, end: int, seen: Any) -> Any:
+        return scanner_module.confirm_candidate(buf, spec, end, end)
+
+    for data in [*_inputs(), *randoms]:
+        for specs in (scanner_module.SPECS, scanner_module.LEARNING_SPECS):
+            windowed = scanner_module.find_candidates(data, specs)
+            with monkeypatch.context() as patch:
+                patch.setattr(scanner_module, "_confirm_by_window", per_anchor)
+                assert scanner_module.find_candidates(data, specs) == windowed
