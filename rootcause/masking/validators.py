@@ -116,12 +116,20 @@ _PLACEHOLDER_VALUES = frozenset(
 )
 
 
+# Every byte but a digit, every byte but an ASCII letter: deleting them (one C call) leaves
+# the digits or letters (a generator over the bytes cost a tenth of the validators' time).
+_NOT_DIGITS = bytes(c for c in range(256) if not 48 <= c <= 57)
+_NOT_LETTERS = bytes(c for c in range(256) if not (65 <= c <= 90 or 97 <= c <= 122))
+_NOT_UPPER = bytes(c for c in range(256) if not 65 <= c <= 90)
+_NOT_LOWER = bytes(c for c in range(256) if not 97 <= c <= 122)
+
+
 def _has_digit(value: bytes) -> bool:
-    return any(48 <= c <= 57 for c in value)
+    return bool(value.translate(None, _NOT_DIGITS))
 
 
 def _has_alpha(value: bytes) -> bool:
-    return any(65 <= c <= 90 or 97 <= c <= 122 for c in value)
+    return bool(value.translate(None, _NOT_LETTERS))
 
 
 def _ip_entity(value: bytes) -> str | None:
@@ -431,8 +439,8 @@ def _random_looking(value: bytes) -> bool:
         return _has_digit(value) and _has_alpha(value)  # a key id, a hex key
     if len(value) < 16 or b"." in value:
         return False
-    upper = any(65 <= c <= 90 for c in value)
-    lower = any(97 <= c <= 122 for c in value)
+    upper = bool(value.translate(None, _NOT_UPPER))
+    lower = bool(value.translate(None, _NOT_LOWER))
     return upper and lower and _has_digit(value)
 
 
