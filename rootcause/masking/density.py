@@ -78,13 +78,27 @@ def bounded_scan(
     """``bounded_hits`` with another database: ids from ``specs`` on are prefilters.
     ``hit_limit``: the number of hits over which it stops (twice ``limit`` unless given)."""
     hits: Hits = []
+    append = hits.append
     seen: set[tuple[int, int]] = set()
     cost = 0
     most = 2 * limit if hit_limit is None else hit_limit
+    # A hit costs at most its weight: up to this many hits, the count cannot be over the
+    # limit, and they are only kept (the callback of every hit of an ordinary chunk); the
+    # anchors are counted from the first hit after them on.
+    free = min(most, limit if specs >= 1 << 30 else limit // PREFILTER_WEIGHT)
+    counting = False
 
     def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
-        nonlocal cost
-        hits.append((pid, start, end))
+        nonlocal cost, counting
+        append((pid, start, end))
+        if not counting:
+            if len(hits) <= free:
+                return False
+            counting = True
+            for p, s, _ in hits[:-1]:
+                if (p, s) not in seen:
+                    seen.add((p, s))
+                    cost += PREFILTER_WEIGHT if p >= specs else 1
         if (pid, start) not in seen:
             seen.add((pid, start))
             cost += PREFILTER_WEIGHT if pid >= specs else 1
