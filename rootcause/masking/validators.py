@@ -397,7 +397,7 @@ def _full_key(buf: bytes, start: int) -> bytes:
 
 
 # Punctuation that a generated password or token holds and a name or a path does not.
-_SECRET_SYMBOLS = frozenset(b"!#$%*+;@^~?")
+_SECRET_SYMBOLS = b"!#$%*+;@^~?"
 _SHA_BEFORE = re.compile(rb"(?i)(?:commit|sha\d*|rev(?:ision)?|hash|@)[\s:=]*$")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -423,7 +423,7 @@ def is_placeholder(value: bytes) -> bool:
 _TOKEN_KEY = re.compile(
     rb"secret|token|api[_\-]?key|access|private|auth|signature|credential|creds|(?:^|[_\-.])sig$"
 )
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX = b"0123456789abcdefABCDEF"
 
 
 def _random_letters(value: bytes) -> bool:
@@ -435,7 +435,7 @@ def _random_letters(value: bytes) -> bool:
 
 
 def _random_looking(value: bytes) -> bool:
-    if len(value) >= 32 and all(c in _HEX for c in value):
+    if len(value) >= 32 and not value.translate(None, _HEX):  # hex digits only
         return _has_digit(value) and _has_alpha(value)  # a key id, a hex key
     if len(value) < 16 or b"." in value:
         return False
@@ -463,7 +463,7 @@ def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) ->
         return None
     if _IDENTIFIER.fullmatch(value) and not _has_digit(value) and not _random_letters(value):
         return None
-    symbols = sum(1 for c in value if c in _SECRET_SYMBOLS)
+    symbols = len(value) - len(value.translate(None, _SECRET_SYMBOLS))
     if not (_has_alpha(value) and (_has_digit(value) or symbols)) and len(value) < 20:
         return None
     return "SECRET"
