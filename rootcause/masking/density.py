@@ -72,20 +72,38 @@ def bounded_hits(buf: bytes, limit: int) -> tuple[Hits, bool]:
     return bounded_scan(guard_database(), buf, limit, len(SPECS))
 
 
-def bounded_scan(db: Database, buf: bytes, limit: int, specs: int) -> tuple[Hits, bool]:
-    """``bounded_hits`` with another database: ids from ``specs`` on are prefilters."""
+def bounded_scan(
+    db: Database, buf: bytes, limit: int, specs: int, hit_limit: int | None = None
+) -> tuple[Hits, bool]:
+    """``bounded_hits`` with another database: ids from ``specs`` on are prefilters.
+    ``hit_limit``: the number of hits over which it stops (twice ``limit`` unless given)."""
     hits: Hits = []
+    append = hits.append
     seen: set[tuple[int, int]] = set()
     cost = 0
+    most = 2 * limit if hit_limit is None else hit_limit
+    # A hit costs at most its weight: up to this many hits, the count cannot be over the
+    # limit, and they are only kept (the callback of every hit of an ordinary chunk); the
+    # anchors are counted from the first hit after them on.
+    free = min(most, limit if specs >= 1 << 30 else limit // PREFILTER_WEIGHT)
+    counting = False
 
     def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
-        nonlocal cost
-        hits.append((pid, start, end))
+        nonlocal cost, counting
+        append((pid, start, end))
+        if not counting:
+            if len(hits) <= free:
+                return False
+            counting = True
+            for p, s, _ in hits[:-1]:
+                if (p, s) not in seen:
+                    seen.add((p, s))
+                    cost += PREFILTER_WEIGHT if p >= specs else 1
         if (pid, start) not in seen:
             seen.add((pid, start))
             cost += PREFILTER_WEIGHT if pid >= specs else 1
         # many ends of one candidate cost callbacks too: twice the budget of them at most
-        return cost > limit or len(hits) > 2 * limit
+        return cost > limit or len(hits) > most
 
     return hits, db.scan_until(buf, on_match)
 

@@ -64,6 +64,7 @@ from rootcause.masking.scanner import (
     resolve,
     scanned,
 )
+from rootcause.masking.verdicts import find_with_verdicts
 
 # Learned host and user names are masked wherever they reappear in the log (a bucket named
 # after the user, a short host name in a message); cap the literal database.
@@ -184,6 +185,9 @@ class Masker:
         self._hits: list[tuple[int, int, int]] | None = None
         # the main database's complete hits in the chunk being masked (none when thinned)
         self._scanned: list[tuple[int, int, int]] | None = None
+        # the candidates of the chunk being masked, when found from the learning pass's
+        # verdicts and a scan with the other patterns (verdicts.py)
+        self._found: list[Candidate] | None = None
         # (hash, length) of a dense chunk the learning pass saw -> its dense regions
         self._dense: dict[tuple[int, int], list[tuple[int, int]]] = {}
         # (hash, length) of a chunk the learning pass saw -> its learning patterns' verdicts
@@ -267,8 +271,14 @@ class Masker:
         known = self._confirmed.pop((hash(chunk), len(chunk)), None)
         # The guard (density.py): the patterns' own scan, stopped at the budget; only a chunk
         # over it gets the guard's scan, and its dense lines masked whole.
-        hits: Hits | None
-        hits, complete = bounded_scan(main_database(), buf, chunk_budget(len(buf)), 1 << 30)
+        hits: Hits | None = None
+        complete = True
+        self._found = None
+        # the light path (Presidio's analyzer reads the chunk itself): see verdicts.py
+        if self._analyzer is None and known is not None:
+            self._found = find_with_verdicts(buf, known, chunk_budget(len(buf)))
+        if self._found is None:
+            hits, complete = bounded_scan(main_database(), buf, chunk_budget(len(buf)), 1 << 30)
         # the main database's every hit in buf, for the analyzer's HyperscanRecognizer
         self._scanned = hits if complete else None
         if not complete:
@@ -298,7 +308,8 @@ class Masker:
                 if regions:
                     chunk, buf, dense = _thinned(chunk, buf, regions)
                     self._counts[DENSE_ENTITY] += dense
-                    self._hits = self._scanned = None  # the text changed: scanned again
+                    # the text changed: scanned again
+                    self._hits = self._scanned = self._found = None
         continued = self._in_private_key > 0
         keys, self._in_private_key = find_private_keys(buf, self._in_private_key)
         with confirmed(known):
@@ -323,13 +334,13 @@ class Masker:
             # the production analyzer (recognizer.LogAnalyzerEngine): see focus.py
             return focused_spans(self, cast("FocusedAnalyzer", analyzer), chunk, buf, keys)
         candidates = self._find(chunk, buf)
-        self._hits = self._scanned = None
+        self._hits = self._scanned = self._found = None
         return self.resolved(buf, candidates, keys)
 
     def take_hits(self) -> Hits | None:
         """The main database's hits in the chunk being masked, if its guard scan had them;
         used once (after a fallback to Presidio, its analyzer reads the chunk)."""
-        hits, self._hits, self._scanned = self._hits, None, None
+        hits, self._hits, self._scanned, self._found = self._hits, None, None, None
         return hits
 
     @property
@@ -364,9 +375,11 @@ class Masker:
         if self._when_needed and self._analyzer is None:
             # What the analyzer returns when only HyperscanRecognizer finds anything
             # (recognizer.py): its resolved candidates and the private-key bodies.
-            return log_findings(buf, self._hits)
+            return log_findings(buf, self._hits, self._found)
         if self._analyzer is None:
-            found = find_candidates(buf, hits=self._hits)
+            found = self._found
+            if found is None:
+                found = find_candidates(buf, hits=self._hits)
             if self._rules is not None:
                 found.extend(self._rules.find(buf))
             return found

@@ -123,29 +123,41 @@ class Confirmed:
     candidates, so the masking pass need not confirm them again. Compact (about 40 bytes an
     anchor): a log's every chunk has one until its masking pass."""
 
-    __slots__ = ("_digest", "_ends", "_entities", "_keys", "_priorities", "_size", "_starts")
+    __slots__ = (
+        "_digest",
+        "_ends",
+        "_entities",
+        "_keys",
+        "_priorities",
+        "_size",
+        "_starts",
+        "scanned",
+    )
 
-    def __init__(self, buf: bytes, verdicts: list[tuple[int, list[Candidate]]]) -> None:
+    def __init__(
+        self,
+        buf: bytes,
+        verdicts: list[tuple[int, list[Candidate]]],
+        hits: list[tuple[int, int, int]] | None = None,
+    ) -> None:
+        # (anchors, hits) of the learning database's complete scan of buf when it was given:
+        # what the learning patterns add to the main database's guard count (density.py)
+        self.scanned: tuple[int, int] | None = None
+        if hits is not None:
+            self.scanned = (len({(pid, start) for pid, start, _ in hits}), len(hits))
         self._size = len(buf)
         self._digest = hash(buf)
         verdicts.sort(key=_first)
         self._keys = array("q", [code for code, _ in verdicts])
-        self._starts = array("q")
-        self._ends = array("q")
-        self._entities: list[str] = []  # the validators' constants: a reference each
-        self._priorities = array("h")
-        for _, found in verdicts:
-            if found:
-                c = found[0]
-                self._starts.append(c.start)
-                self._ends.append(c.end)
-                self._entities.append(c.entity)
-                self._priorities.append(c.priority)
-            else:
-                self._starts.append(-1)
-                self._ends.append(-1)
-                self._entities.append("")
-                self._priorities.append(-1)
+        # One list per field, then one array each (appending to four arrays per anchor cost
+        # a tenth of the learning pass on the dense cluster log).
+        none = Candidate(-1, -1, "", -1)
+        kept = [found[0] if found else none for _, found in verdicts]
+        self._starts = array("q", [c.start for c in kept])
+        self._ends = array("q", [c.end for c in kept])
+        # the validators' constants: a reference each
+        self._entities: list[str] = [c.entity for c in kept]
+        self._priorities = array("h", [c.priority for c in kept])
 
     def of(self, buf: bytes) -> bool:
         """Whether these verdicts were made on bytes equal to ``buf``."""
@@ -162,6 +174,19 @@ class Confirmed:
             return []
         entity = self._entities[i]
         return [Candidate(self._starts[i], self._ends[i], entity, self._priorities[i])]
+
+    def table(self) -> dict[int, Candidate | None]:
+        """Every verdict at once, by ``pid << 40 | key`` (as ``verdict``): the masking pass of
+        a chunk looks up thousands, one dict lookup each rather than a bisect of the array.
+        Built when the chunk is masked and dropped after (the arrays are what is kept)."""
+        fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
+        verdicts = [None if s < 0 else Candidate(s, e, n, p) for s, e, n, p in fields]
+        return dict(zip(self._keys, verdicts, strict=True))
+
+    def candidates(self) -> list[Candidate]:
+        """The candidates the learning patterns' anchors stood for, in the order of their keys."""
+        fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
+        return [Candidate(s, e, n, p) for s, e, n, p in fields if s >= 0]
 
 
 _CONFIRMED: ContextVar[Confirmed | None] = ContextVar("rootcause_masking_confirmed", default=None)
@@ -187,13 +212,23 @@ def find_learning_candidates(
     """``find_candidates(buf, LEARNING_SPECS, hits)``, and its verdicts for the masking pass."""
     verdicts: list[tuple[int, list[Candidate]]] = []
     found = find_candidates(buf, LEARNING_SPECS, hits, verdicts)
-    return found, Confirmed(buf, verdicts)
+    return found, Confirmed(buf, verdicts, hits)
 
 
 @lru_cache(maxsize=1)
 def main_database() -> Database:
     """Compiled once per process (~0.2 s), shared by every Masker."""
     return Database([s.hs for s in SPECS], [spec_flags(s) for s in SPECS], cache=True)
+
+
+# The patterns no name is learned from: the masking pass of a chunk the learning pass read
+# whole scans with these alone (find_with_verdicts), and takes the rest from its verdicts.
+REST_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity not in LEARNED_ENTITIES)
+
+
+@lru_cache(maxsize=1)
+def rest_database() -> Database:
+    return Database([s.hs for s in REST_SPECS], [spec_flags(s) for s in REST_SPECS], cache=True)
 
 
 @lru_cache(maxsize=1)
@@ -272,23 +307,43 @@ def find_candidates(
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
+    seen: Verdicts = {}  # the verdicts on the windows of values found by their end
     judged = _CONFIRMED.get() if specs is SPECS else None
     if judged is not None and judged.of(buf):
+        table = judged.table()
+        missing = _MISSING
+        append = found.append
         for (pid, start), end in longest.items():
-            verdict = judged.verdict(pid, start) if pid in LEARNING_IDS else None
-            if verdict is None:
-                verdict = confirm_candidate(buf, specs[pid], start, end)
-            found.extend(verdict)
+            if pid in LEARNING_IDS:
+                c = table.get(pid << 40 | start, missing)
+                if c is not missing:
+                    if c is not None:
+                        append(c)
+                    continue
+            if pid in no_som:
+                found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+            else:
+                found.extend(confirm_candidate(buf, specs[pid], start, end))
         return found
     if verdicts is not None:
         for (pid, start), end in longest.items():
-            verdict = confirm_candidate(buf, specs[pid], start, end)
+            if pid in no_som:
+                verdict = _confirm_by_window(buf, specs[pid], end, seen)
+            else:
+                verdict = confirm_candidate(buf, specs[pid], start, end)
             verdicts.append((_MAIN_IDS[pid] << 40 | start, verdict))
             found.extend(verdict)
         return found
     for (pid, start), end in longest.items():
-        found.extend(confirm_candidate(buf, specs[pid], start, end))
+        if pid in no_som:
+            found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+        else:
+            found.extend(confirm_candidate(buf, specs[pid], start, end))
     return found
+
+
+# table()'s answer for an anchor the learning pass did not judge
+_MISSING = Candidate(-2, -2, "", -2)
 
 
 @lru_cache(maxsize=4)
@@ -307,7 +362,8 @@ _RUN = bytes(
 )
 
 
-def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
+def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
+    """Where the value an anchor found without a start of match ends at may start and end."""
     # The anchor consumed one terminator byte unless it ended at the end of a line.
     if end and not _is_alnum(buf[end - 1]):
         end -= 1
@@ -321,7 +377,33 @@ def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
         start = empty + 2
     while start < end and buf[start] in b".-":
         start += 1
+    return start, end
+
+
+def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
+    start, end = _no_som_span(buf, end)
     return spec.confirm.match(buf, start, end)
+
+
+# A value found by its end (a host name: fqdn, the only pattern without a start of match) is
+# judged on its own bytes, the byte before and at most this many after (validate_fqdn reads
+# a file extension of up to 12 bytes after a '.'): equal windows, equal verdicts. A dense log
+# names the same hosts thousands of times, so find_candidates judges each window once a call.
+_WINDOW_AFTER = 14
+Verdicts = dict[tuple[bool, bytes, int], tuple[int, int, str] | None]
+
+
+def _confirm_by_window(buf: bytes, spec: Spec, end: int, seen: Verdicts) -> list[Candidate]:
+    start, stop = _no_som_span(buf, end)
+    key = (start == 0, buf[start - 1 if start else 0 : stop + _WINDOW_AFTER], stop - start)
+    if key in seen:
+        known = seen[key]
+        if known is None:
+            return []
+        return [Candidate(start + known[0], start + known[1], known[2], spec.priority)]
+    found = confirm_candidate(buf, spec, start, end)
+    seen[key] = (found[0].start - start, found[0].end - start, found[0].entity) if found else None
+    return found
 
 
 def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:
@@ -441,12 +523,19 @@ def find_private_keys(buf: bytes, in_key: int) -> tuple[list[tuple[int, int]], i
         pos = end.end() if end is not None else body_end
 
 
-def log_findings(buf: bytes, hits: list[tuple[int, int, int]] | None = None) -> list[Candidate]:
+def log_findings(
+    buf: bytes,
+    hits: list[tuple[int, int, int]] | None = None,
+    candidates: list[Candidate] | None = None,
+) -> list[Candidate]:
     """What the log patterns find in ``buf`` alone (one chunk, no key block open before it):
     the resolved candidates and the private-key bodies, as ``HyperscanRecognizer`` reports
-    them to Presidio. ``hits``: the main database's hits in ``buf``, when already scanned."""
+    them to Presidio. ``hits``: the main database's hits in ``buf``, when already scanned;
+    ``candidates``: what ``find_candidates(buf)`` gives, when known already."""
     keys, _ = find_private_keys(buf, 0)
-    found = resolve(find_candidates(buf, hits=hits), keys)
+    if candidates is None:
+        candidates = find_candidates(buf, hits=hits)
+    found = resolve(candidates, keys)
     found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
     return found
 

@@ -116,12 +116,20 @@ _PLACEHOLDER_VALUES = frozenset(
 )
 
 
+# Every byte but a digit, every byte but an ASCII letter: deleting them (one C call) leaves
+# the digits or letters (a generator over the bytes cost a tenth of the validators' time).
+_NOT_DIGITS = bytes(c for c in range(256) if not 48 <= c <= 57)
+_NOT_LETTERS = bytes(c for c in range(256) if not (65 <= c <= 90 or 97 <= c <= 122))
+_NOT_UPPER = bytes(c for c in range(256) if not 65 <= c <= 90)
+_NOT_LOWER = bytes(c for c in range(256) if not 97 <= c <= 122)
+
+
 def _has_digit(value: bytes) -> bool:
-    return any(48 <= c <= 57 for c in value)
+    return bool(value.translate(None, _NOT_DIGITS))
 
 
 def _has_alpha(value: bytes) -> bool:
-    return any(65 <= c <= 90 or 97 <= c <= 122 for c in value)
+    return bool(value.translate(None, _NOT_LETTERS))
 
 
 def _ip_entity(value: bytes) -> str | None:
@@ -389,7 +397,7 @@ def _full_key(buf: bytes, start: int) -> bytes:
 
 
 # Punctuation that a generated password or token holds and a name or a path does not.
-_SECRET_SYMBOLS = frozenset(b"!#$%*+;@^~?")
+_SECRET_SYMBOLS = b"!#$%*+;@^~?"
 _SHA_BEFORE = re.compile(rb"(?i)(?:commit|sha\d*|rev(?:ision)?|hash|@)[\s:=]*$")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -415,7 +423,7 @@ def is_placeholder(value: bytes) -> bool:
 _TOKEN_KEY = re.compile(
     rb"secret|token|api[_\-]?key|access|private|auth|signature|credential|creds|(?:^|[_\-.])sig$"
 )
-_HEX = frozenset(b"0123456789abcdefABCDEF")
+_HEX = b"0123456789abcdefABCDEF"
 
 
 def _random_letters(value: bytes) -> bool:
@@ -427,12 +435,12 @@ def _random_letters(value: bytes) -> bool:
 
 
 def _random_looking(value: bytes) -> bool:
-    if len(value) >= 32 and all(c in _HEX for c in value):
+    if len(value) >= 32 and not value.translate(None, _HEX):  # hex digits only
         return _has_digit(value) and _has_alpha(value)  # a key id, a hex key
     if len(value) < 16 or b"." in value:
         return False
-    upper = any(65 <= c <= 90 for c in value)
-    lower = any(97 <= c <= 122 for c in value)
+    upper = bool(value.translate(None, _NOT_UPPER))
+    lower = bool(value.translate(None, _NOT_LOWER))
     return upper and lower and _has_digit(value)
 
 
@@ -455,7 +463,7 @@ def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) ->
         return None
     if _IDENTIFIER.fullmatch(value) and not _has_digit(value) and not _random_letters(value):
         return None
-    symbols = sum(1 for c in value if c in _SECRET_SYMBOLS)
+    symbols = len(value) - len(value.translate(None, _SECRET_SYMBOLS))
     if not (_has_alpha(value) and (_has_digit(value) or symbols)) and len(value) < 20:
         return None
     return "SECRET"

@@ -136,10 +136,12 @@ _FUZZ = textwrap.dedent(
     from rootcause.engine import get_engine
     from rootcause.masking.density import guard_database
     from rootcause.masking.prefilters import PREFILTERS, prefilter_database
-    from rootcause.masking.scanner import learned_database, learning_database, main_database
+    from rootcause.masking.scanner import (
+        learned_database, learning_database, main_database, rest_database
+    )
 
     matcher = get_engine().scanner.matcher
-    dbs = [main_database(), learning_database(), guard_database(),
+    dbs = [main_database(), learning_database(), rest_database(), guard_database(),
            *(prefilter_database(p) for p, _ in PREFILTERS.values()),
            learned_database((b"gpu-node-17", b"alice", b"aaaa", b"a-b"))]
     alphabet = list(b"aAzZ019.:-_/@[]()=\\"' \\n\\t,;#%$\\\\kK+x~bc") + [0xC3, 0xA9]

@@ -343,3 +343,41 @@ def test_hostile_shapes_take_less_than_three_times_a_benign_log(name: str) -> No
     benign = _seconds(_benign(MIB))
     hostile = _seconds(_repeat(HOSTILE[name], MIB))
     assert hostile < 3 * benign + 0.05, (name, hostile, benign)
+
+
+def _counting_every_hit(db: Database, buf: bytes, limit: int, specs: int) -> tuple[Any, bool]:
+    """density.bounded_scan as it was before it only kept the first hits: every hit counted."""
+    from rootcause.masking.density import PREFILTER_WEIGHT
+
+    hits: list[tuple[int, int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    cost = 0
+
+    def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
+        nonlocal cost
+        hits.append((pid, start, end))
+        if (pid, start) not in seen:
+            seen.add((pid, start))
+            cost += PREFILTER_WEIGHT if pid >= specs else 1
+        return cost > limit or len(hits) > 2 * limit
+
+    return hits, db.scan_until(buf, on_match)
+
+
+def test_the_bounded_scan_stops_where_counting_every_hit_stops() -> None:
+    """bounded_scan keeps the hits it cannot be over the limit with and counts from then on:
+    the same hits and the same verdict as counting every hit, for every limit around where it
+    stops, with the guard's database (prefilters weigh two) and the main one (all weigh one)."""
+    from bench.masking_corpus.cluster import dense_log
+    from rootcause.masking.density import bounded_scan, guard_database
+    from rootcause.masking.patterns import SPECS
+    from rootcause.masking.scanner import main_database
+
+    dense = b"".join(dense_log(16 * 1024))
+    shapes = [dense, b"1." * 3000, b"a@b " * 800, b"phone +44 20 7946 0958 ip 10.0.0.1\n" * 90]
+    for db, specs in ((guard_database(), len(SPECS)), (main_database(), 1 << 30)):
+        for buf in shapes:
+            total = len(_counting_every_hit(db, buf, 1 << 40, specs)[0])
+            for limit in sorted({0, 1, 2, 3, total // 4, total // 2 - 1, total // 2, total}):
+                expected = _counting_every_hit(db, buf, limit, specs)
+                assert bounded_scan(db, buf, limit, specs) == expected, (limit, total)

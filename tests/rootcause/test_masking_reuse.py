@@ -68,7 +68,8 @@ def _masked(data: bytes, analyzer: Any, rules: list[Rule]) -> tuple[str, dict[st
 @contextlib.contextmanager
 def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every scan made again: no guard hits handed to the analyzer or to find_learned, and
-    every anchor confirmed again (no learning pass's verdicts)."""
+    every anchor confirmed again (no learning pass's verdicts, no scan with the other
+    patterns alone)."""
 
     @contextlib.contextmanager
     def scanned(buf: bytes, hits: Any) -> Iterator[None]:
@@ -83,10 +84,14 @@ def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def scanning_again(buf: bytes, db: Any, entities: Any, hits: Any = None) -> Any:
         return find_learned(buf, db, entities, None)
 
+    def the_long_way(buf: bytes, known: Any, limit: int) -> None:
+        return None
+
     with monkeypatch.context() as patch:
         patch.setattr(masker_module, "scanned", scanned)
         patch.setattr(masker_module, "confirmed", confirmed)
         patch.setattr(masker_module, "find_learned", scanning_again)
+        patch.setattr(masker_module, "find_with_verdicts", the_long_way)
         yield
 
 
@@ -106,9 +111,18 @@ def test_the_shortcuts_mask_as_the_long_way(
 
 def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """The light client's path (Hyperscan recognizers alone): the masking pass taking the
-    learning pass's verdicts on its patterns masks as confirming every anchor again."""
+    learning pass's verdicts on its patterns (and scanning with the other patterns alone,
+    verdicts.py) masks as scanning with them all and confirming every anchor again."""
     confirms = {"fast": 0, "slow": 0}
     confirm = scanner_module.confirm_candidate
+    with_verdicts = masker_module.find_with_verdicts
+    chunks = {"rest scan": 0, "long way": 0}
+
+    def counting_chunks(buf: bytes, known: Any, limit: int) -> Any:
+        found = with_verdicts(buf, known, limit)
+        chunks["long way" if found is None else "rest scan"] += 1
+        return found
+
     for data in _inputs():
         for way in ("fast", "slow"):
 
@@ -118,6 +132,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
 
             with monkeypatch.context() as patch:
                 patch.setattr(scanner_module, "confirm_candidate", counting)
+                patch.setattr(masker_module, "find_with_verdicts", counting_chunks)
                 if way == "fast":
                     fast = _masked(data, None, [])
                 else:
@@ -125,6 +140,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
                         slow = _masked(data, None, [])
         assert fast == slow
     assert confirms["fast"] < 0.8 * confirms["slow"], confirms  # the verdicts were taken
+    assert chunks["rest scan"] > 10 * chunks["long way"], chunks  # and the shorter scan
 
 
 # An operator's recognizers of types ours find too: Presidio's duplicate removal then weighs
@@ -241,3 +257,27 @@ def test_presidio_is_shown_the_findings_its_duplicate_removal_could_touch() -> N
     assert near == [touching, inside, host]
     assert far == [apart]
     assert _split(ours, {}, frozenset()) == ([], ours)
+
+
+def test_a_verdict_per_window_is_the_verdict_per_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values found by their end (host names) judged once per window of equal bytes
+    (scanner._confirm_by_window) are judged as each anchor on its own: on the test logs, the
+    dense cluster lines and random host-like text (names that repeat with other bytes around
+    them: a '.', a '-', '(', a file extension, the start and end of the buffer)."""
+    import random
+
+    rng = random.Random(33)
+    pieces = [b"gpu-node-17", b".acme.internal", b".corp.example.com", b".it", b".log", b".py",
+              b"(", b" ", b"\n", b"-", b".", b"..", b"_", b"x", b"3", b"sklearn.cluster",
+              b"host=", b"node1.lan", b".tar.gz", b"Gpu-Node-17.ACME.io"]  # fmt: skip
+    randoms = [b"".join(rng.choice(pieces) for _ in range(400)) for _ in range(300)]
+
+    def per_anchor(buf: bytes, spec: Any, end: int, seen: Any) -> Any:
+        return scanner_module.confirm_candidate(buf, spec, end, end)
+
+    for data in [*_inputs(), *randoms]:
+        for specs in (scanner_module.SPECS, scanner_module.LEARNING_SPECS):
+            windowed = scanner_module.find_candidates(data, specs)
+            with monkeypatch.context() as patch:
+                patch.setattr(scanner_module, "_confirm_by_window", per_anchor)
+                assert scanner_module.find_candidates(data, specs) == windowed
