@@ -102,11 +102,21 @@ class RedisStagingStore:
         return total
 
     def read(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
-        if not self.client.exists(key):
+        # Whether the key is there and its first chunk, in one round trip (most logs are one
+        # chunk): GETRANGE alone says "" for a missing key as for an empty value.
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(key)
+        pipe.getrange(key, 0, chunk_size - 1)
+        found, first = pipe.execute()
+        if not found:
             raise KeyError(key)
         offset = 0
         while True:
-            chunk = cast(bytes, self.client.getrange(key, offset, offset + chunk_size - 1))
+            chunk = (
+                cast(bytes, first)
+                if offset == 0
+                else cast(bytes, self.client.getrange(key, offset, offset + chunk_size - 1))
+            )
             if not chunk:
                 return
             yield chunk
