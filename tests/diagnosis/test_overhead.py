@@ -503,9 +503,7 @@ def test_a_small_log_is_read_from_redis_once_and_its_masked_text_is_matched_from
     assert (diagnosis.status, diagnosis.failure_slug) == (Status.DONE, "optimizer-state-oom")
     # Both masking passes from one read, whether the log is there and its only chunk in one
     # round trip; the match from the masked text the task wrote.
-    assert [trip for trip in trips if trip[0] in ("EXISTS", "GETRANGE")] == [
-        ["EXISTS", "GETRANGE"]
-    ]
+    assert [trip for trip in trips if trip[0] in ("EXISTS", "GETRANGE")] == [["EXISTS", "GETRANGE"]]
     # The rest: the masked text's write (one SET with its TTL), the raw log's and the masked
     # text's deletion, and the stage durations.
     assert len(trips) == 5, trips
