@@ -76,7 +76,7 @@ def _left_out(name: str) -> Iterator[None]:
             def take(self) -> None:
                 self.full = 0
 
-        with mock.patch("diagnosis.api._upload_slot", NoSlot):
+        with mock.patch("diagnosis.api.upload_slot", NoSlot):
             yield
     elif name == "cleaning":
         with mock.patch("diagnosis.services.submission.one_line", lambda text: text):

@@ -64,6 +64,7 @@ from diagnosis.throttles import (
     SubmissionsPerOrganization,
     concurrency_bounds,
     throttle_waits,
+    upload_slot,
 )
 from plumbing.concurrency import ProcessSlots, Slot, client_slots
 from plumbing.parsers import JSONParser
@@ -301,7 +302,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
         # admit the request.
         throttles = [SubmissionsPerAddress(), SubmissionsPerOrganization()]
         gate = FailedTokens() if isinstance(request.auth, ApiToken) else None
-        self.upload_slot = _upload_slot(request)
+        self.upload_slot = upload_slot(request)
         try:
             waits = throttle_waits(throttles, request, self, gate=gate, slot=self.upload_slot)
         except GateRefused as refused:
@@ -463,7 +464,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
     )
     def post(self, request: Request) -> Response:
         # Taken with the throttles (`check_throttles`), given back whatever the answer.
-        slot = self.upload_slot or _upload_slot(request)
+        slot = self.upload_slot or upload_slot(request)
         try:
             return self._submitted(request, slot)
         finally:
@@ -522,15 +523,6 @@ class DiagnosisListApi(QuotaHeadersApiView):
             status=202 if submission.created else 200,
             headers={"Location": location},
         )
-
-
-def _upload_slot(request: Request) -> Slot:
-    """An upload's slot per token and per address (plumbing/concurrency.py), not taken yet."""
-    return Slot(
-        concurrency_bounds(request, "uploads"),
-        hold_seconds=settings.UPLOAD_TIMEOUT_SECONDS + 60,
-        what="uploads",
-    )
 
 
 # Long polls this process holds at once (WAITS_PER_PROCESS): each holds a thread while it waits.

@@ -126,3 +126,13 @@ def concurrency_bounds(request: Request, kind: str) -> list[Bound]:
     else:
         return bounds
     return [Bound(f"{kind}:{caller}", getattr(settings, f"CONCURRENT_{upper}_PER_TOKEN")), *bounds]
+
+
+def upload_slot(request: Request) -> Slot:
+    """A submission's slot of concurrent uploads per token and per address
+    (plumbing/concurrency.py), not taken yet: held while its body is read."""
+    return Slot(
+        concurrency_bounds(request, "uploads"),
+        hold_seconds=settings.UPLOAD_TIMEOUT_SECONDS + 60,
+        what="uploads",
+    )
