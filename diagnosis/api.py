@@ -463,8 +463,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
         },
     )
     def post(self, request: Request) -> Response:
-        # Taken with the throttles (`check_throttles`), given back whatever the answer.
-        slot = self.upload_slot or upload_slot(request)
+        slot = self.upload_slot or upload_slot(request)  # taken with the throttles
         try:
             return self._submitted(request, slot)
         finally:
@@ -482,6 +481,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
         # deadline): a slot per token and per address, held until the answer.
         with slot.held():
             upload = _upload_of(request)
+            slot.give_back_with_next()  # with the enqueue, once the log is staged
             source = (
                 Diagnosis.Source.CLI
                 if request.headers.get("X-Rootcause-Client") == "cli"

@@ -18,6 +18,7 @@ takes a *slot* for as long as it runs:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 import uuid
@@ -166,8 +167,17 @@ class Slot:
         finally:
             self.give_back()
 
+    def give_back_with_next(self) -> None:
+        """The slot's work is done (the body is read): it may be given back in this request's
+        next round trip to the same Redis (`ride_along`), one round trip fewer; `give_back`
+        still gives it back if no such trip came."""
+        if self.full == 0 and self._client is not None:
+            _rider.set(self)
+
     def give_back(self) -> None:
         """Gives a taken slot back (nothing if none was taken or it already was)."""
+        if _rider.get() is self:
+            _rider.set(None)
         if self.full != 0:
             return
         self.full = None
@@ -180,6 +190,32 @@ class Slot:
             for key in self._keys:
                 pipeline.zrem(key, self.member)
             pipeline.execute()
+
+
+# The slot to give back in the request's next round trip to Redis, if one comes (`ride_along`).
+_rider: contextvars.ContextVar[Slot | None] = contextvars.ContextVar("slot_rider", default=None)
+
+
+@dataclass(frozen=True)
+class Rider:
+    """A slot waiting to be given back in the request's next round trip to the cache's Redis:
+    its sets' keys and its member, for a script to ZREM; `sent()` once the script ran."""
+
+    keys: list[str]
+    member: str
+    slot: Slot
+
+    def sent(self) -> None:
+        _rider.set(None)
+        self.slot.full = None  # given back: `give_back` sends nothing more
+
+
+def rider() -> Rider | None:
+    """The slot waiting for a ride (`Slot.give_back_with_next`), if any."""
+    slot = _rider.get()
+    if slot is None or slot.full != 0 or not slot._keys:
+        return None
+    return Rider(list(slot._keys), slot.member, slot)
 
 
 @contextmanager
