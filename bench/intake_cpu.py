@@ -59,7 +59,24 @@ def _left_out(name: str) -> Iterator[None]:
         with override_settings(MIDDLEWARE=middleware):
             yield
     elif name == "slots":
-        with mock.patch("diagnosis.api.client_slots", return_value=contextlib.nullcontext()):
+        from plumbing.concurrency import Slot
+
+        class NoSlot(Slot):
+            """A slot of no bound: nothing sent to Redis for it, always free."""
+
+            def __init__(self, *_: object) -> None:
+                super().__init__([], hold_seconds=0, what="uploads")
+
+            def redis_keys(self, default: object) -> list[str]:
+                return []
+
+            def lua_args(self) -> list[str | int]:
+                return []
+
+            def take(self) -> None:
+                self.full = 0
+
+        with mock.patch("diagnosis.api.upload_slot", NoSlot):
             yield
     elif name == "cleaning":
         with mock.patch("diagnosis.services.submission.one_line", lambda text: text):

@@ -64,8 +64,9 @@ from diagnosis.throttles import (
     SubmissionsPerOrganization,
     concurrency_bounds,
     throttle_waits,
+    upload_slot,
 )
-from plumbing.concurrency import ProcessSlots, client_slots
+from plumbing.concurrency import ProcessSlots, Slot, client_slots
 from plumbing.parsers import JSONParser
 from plumbing.problems import ApplicationError, PayloadTooLarge
 from plumbing.ratelimit import GateRefused
@@ -275,6 +276,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
     # Multipart and JSON; any other accepted body is read as a raw log stream, never parsed or
     # spooled to disk.
     parser_classes = [MultiPartParser, JSONParser]
+    upload_slot: Slot | None = None
 
     def get_throttles(self) -> list[BaseThrottle]:
         # Submissions have burst limits per address and per organisation; reading the history
@@ -295,11 +297,14 @@ class DiagnosisListApi(QuotaHeadersApiView):
             super().check_throttles(request)
             return
         # The failed-token count and both burst limits are read in one cache round trip, and
-        # the limits written in one: not five.
+        # the limits written in one: not five. The upload's slot (held while the body is read,
+        # given back with the answer: `post`) is taken in that round trip too, once both limits
+        # admit the request.
         throttles = [SubmissionsPerAddress(), SubmissionsPerOrganization()]
         gate = FailedTokens() if isinstance(request.auth, ApiToken) else None
+        self.upload_slot = upload_slot(request)
         try:
-            waits = throttle_waits(throttles, request, self, gate=gate)
+            waits = throttle_waits(throttles, request, self, gate=gate, slot=self.upload_slot)
         except GateRefused as refused:
             # Answered as a wrong token is during the wait: as nobody, nothing counted, so the
             # answer cannot tell a right guess from a wrong one.
@@ -458,6 +463,13 @@ class DiagnosisListApi(QuotaHeadersApiView):
         },
     )
     def post(self, request: Request) -> Response:
+        slot = self.upload_slot or upload_slot(request)  # taken with the throttles
+        try:
+            return self._submitted(request, slot)
+        finally:
+            slot.give_back()
+
+    def _submitted(self, request: Request, slot: Slot) -> Response:
         actor = actor_of(request)
         require_scope(actor, SCOPE_DIAGNOSES_WRITE)
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -467,12 +479,9 @@ class DiagnosisListApi(QuotaHeadersApiView):
             )
         # The body is read from here on, as slowly as the client sends it (within the upload
         # deadline): a slot per token and per address, held until the answer.
-        with client_slots(
-            concurrency_bounds(request, "uploads"),
-            hold_seconds=settings.UPLOAD_TIMEOUT_SECONDS + 60,
-            what="uploads",
-        ):
+        with slot.held():
             upload = _upload_of(request)
+            slot.give_back_with_next()  # with the enqueue, once the log is staged
             source = (
                 Diagnosis.Source.CLI
                 if request.headers.get("X-Rootcause-Client") == "cli"

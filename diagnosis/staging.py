@@ -23,6 +23,8 @@ from typing import Protocol, cast
 import redis
 from django.conf import settings
 
+from plumbing.concurrency import rider
+
 READ_CHUNK = 1 << 20
 
 RAW = "raw"
@@ -57,8 +59,12 @@ class StagingStore(Protocol):
 
 
 # The staged log's new TTL and, only if the log is still there, its task message: one round
-# trip, and no message for a log that is gone.
+# trip, and no message for a log that is gone. KEYS[3…], if any: the sets of an upload's slot
+# to give back (ARGV[3], its member), whatever became of the log.
 _EXPIRE_AND_PUSH = """
+for i = 3, #KEYS do
+    redis.call('ZREM', KEYS[i], ARGV[3])
+end
 if redis.call('EXPIRE', KEYS[1], ARGV[1]) == 0 then
     return 0
 end
@@ -102,11 +108,21 @@ class RedisStagingStore:
         return total
 
     def read(self, key: str, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
-        if not self.client.exists(key):
+        # Whether the key is there and its first chunk, in one round trip (most logs are one
+        # chunk): GETRANGE alone says "" for a missing key as for an empty value.
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(key)
+        pipe.getrange(key, 0, chunk_size - 1)
+        found, first = pipe.execute()
+        if not found:
             raise KeyError(key)
         offset = 0
         while True:
-            chunk = cast(bytes, self.client.getrange(key, offset, offset + chunk_size - 1))
+            chunk = (
+                cast(bytes, first)
+                if offset == 0
+                else cast(bytes, self.client.getrange(key, offset, offset + chunk_size - 1))
+            )
             if not chunk:
                 return
             yield chunk
@@ -128,8 +144,19 @@ class RedisStagingStore:
     def expire_and_push(self, key: str, ttl_seconds: int, queue_key: str, message: str) -> bool:
         """`expire`, then, if the key was there, LPUSH `message` onto the list `queue_key`
         (a Celery queue: plumbing/broker.py's `TaskPublisher.message_for`), atomically and in one
-        round trip. False, and nothing pushed, if there is no such key."""
-        return bool(self._expire_and_push(keys=[key, queue_key], args=[ttl_seconds, message]))
+        round trip. False, and nothing pushed, if there is no such key. The request's upload
+        slot waiting for a ride goes back in the same round trip."""
+        # An upload's slot, done with once the log is staged, is given back by the same script
+        # (plumbing/concurrency.py): the cache's Redis is this one (REDIS_URL).
+        riding = rider()
+        keys: list[str] = [key, queue_key]
+        args: list[str | int] = [ttl_seconds, message]
+        if riding is not None:
+            keys, args = keys + riding.keys, [*args, riding.member]
+        kept = bool(self._expire_and_push(keys=keys, args=args))
+        if riding is not None:
+            riding.sent()
+        return kept
 
     def existing(self, keys: list[str]) -> list[bool]:
         """Which of the keys exist, in one round trip."""

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from accounts.actors import actor_of, client_address
 from accounts.models import ApiToken
 from plumbing import ratelimit
-from plumbing.concurrency import Bound
+from plumbing.concurrency import Bound, Slot
 from plumbing.ratelimit import Window
 
 
@@ -77,6 +77,7 @@ def throttle_waits(
     view: APIView,
     *,
     gate: SimpleRateThrottle | None = None,
+    slot: Slot | None = None,
 ) -> list[float | None]:
     """DRF's `check_throttles` for several sliding-window throttles, in one round trip to Redis
     (plumbing/ratelimit.py; two cache round trips without Redis).
@@ -86,7 +87,8 @@ def throttle_waits(
     of those that refuse. The `gate`'s log (failed token authentications: only failures count,
     elsewhere) is read with them but never added to; past its rate it raises
     plumbing.ratelimit.GateRefused before anything is counted, as if it had been checked first on
-    its own.
+    its own. A `slot` (plumbing/concurrency.py) is taken in the same round trip when every
+    throttle admits the request (`slot.full` says how that went), and not tried otherwise.
     """
     clock = throttles[0] if throttles else gate
     now = clock.timer() if clock is not None else time.time()  # DRF's clock, as theirs
@@ -96,7 +98,7 @@ def throttle_waits(
         if (window := window_of(throttle, request, view)) is not None
     ]
     gate_window = window_of(gate, request, view) if gate is not None else None
-    seen = ratelimit.count([window for _, window in counted], now, gate=gate_window)
+    seen = ratelimit.count([window for _, window in counted], now, gate=gate_window, slot=slot)
     return [
         found.wait(window, now)
         for (_, window), found in zip(counted, seen, strict=True)
@@ -124,3 +126,13 @@ def concurrency_bounds(request: Request, kind: str) -> list[Bound]:
     else:
         return bounds
     return [Bound(f"{kind}:{caller}", getattr(settings, f"CONCURRENT_{upper}_PER_TOKEN")), *bounds]
+
+
+def upload_slot(request: Request) -> Slot:
+    """A submission's slot of concurrent uploads per token and per address
+    (plumbing/concurrency.py), not taken yet: held while its body is read."""
+    return Slot(
+        concurrency_bounds(request, "uploads"),
+        hold_seconds=settings.UPLOAD_TIMEOUT_SECONDS + 60,
+        what="uploads",
+    )

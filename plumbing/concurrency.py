@@ -18,6 +18,7 @@ takes a *slot* for as long as it runs:
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 import uuid
@@ -63,6 +64,7 @@ class ProcessBusy(ApplicationError):
 
 
 # KEYS: the bounds' sets. ARGV: now, this slot's member, its expiry, then each bound's limit.
+# The throttles' script (plumbing/ratelimit.py) runs the same steps after its counts.
 # Returns 0 when the slot was taken in every set, else the 1-based index of the first full set
 # (nothing taken anywhere). Expired members (a process killed while holding them) go first.
 _TAKE = """
@@ -110,41 +112,118 @@ def _give_back_locally(bounds: Sequence[Bound], member: str) -> None:
             _local_sets.get(bound.key, {}).pop(member, None)
 
 
+class Slot:
+    """A slot of every bound for one request: taken (`take`, or with the throttles' counts in the
+    same round trip: plumbing/ratelimit.py's `count(..., slot=)`), held while the request runs
+    (`held`) and given back once (`give_back`, idempotent)."""
+
+    def __init__(self, bounds: Sequence[Bound], *, hold_seconds: float, what: str) -> None:
+        self.bounds = list(bounds)
+        self.what = what
+        self.member = uuid.uuid4().hex
+        self.now = time.time()
+        self.expires = self.now + hold_seconds
+        self.full: int | None = None  # not tried yet; 0 taken; else the 1-based full bound
+        self._keys: list[str] = []
+        self._client: redis.Redis | None = None
+
+    def redis_keys(self, default: SharedClientRedisCache) -> list[str]:
+        """The bounds' sets in the shared Redis, remembered for giving the slot back there."""
+        self._client = default.redis_client()
+        self._keys = [default.make_key(f"slots:{bound.key}") for bound in self.bounds]
+        return self._keys
+
+    def lua_args(self) -> list[str | int]:
+        """The `_TAKE` script's arguments, as the throttles' script takes them too."""
+        return [repr(self.now), self.member, repr(self.expires), *(b.limit for b in self.bounds)]
+
+    def take(self) -> None:
+        """Takes the slot on its own: one round trip to Redis (or this process' sets)."""
+        default = caches["default"]
+        if isinstance(default, SharedClientRedisCache):
+            keys = self.redis_keys(default)
+            assert self._client is not None
+            self.full = int(_script(self._client)(keys=keys, args=self.lua_args()))
+        else:
+            self.take_locally()
+
+    def take_locally(self) -> None:
+        self.full = _take_locally(self.bounds, self.member, self.now, self.expires)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """The block runs holding the slot (taken now if it was not tried), given back after;
+        TooManyConcurrent (nothing held) when a bound is full."""
+        if self.full is None:
+            self.take()
+        if self.full:
+            limit = self.bounds[self.full - 1].limit
+            raise TooManyConcurrent(
+                f"At most {limit} {self.what} at once from one client; wait for one to end.",
+                retry_after=2,
+            )
+        try:
+            yield
+        finally:
+            self.give_back()
+
+    def give_back_with_next(self) -> None:
+        """The slot's work is done (the body is read): it may be given back in this request's
+        next round trip to the same Redis (`ride_along`), one round trip fewer; `give_back`
+        still gives it back if no such trip came."""
+        if self.full == 0 and self._client is not None:
+            _rider.set(self)
+
+    def give_back(self) -> None:
+        """Gives a taken slot back (nothing if none was taken or it already was)."""
+        if _rider.get() is self:
+            _rider.set(None)
+        if self.full != 0:
+            return
+        self.full = None
+        if self._client is None:
+            _give_back_locally(self.bounds, self.member)
+            return
+        # With Redis away the slot expires by itself; the request's own outcome stands.
+        with contextlib.suppress(redis.RedisError):
+            pipeline = self._client.pipeline(transaction=False)
+            for key in self._keys:
+                pipeline.zrem(key, self.member)
+            pipeline.execute()
+
+
+# The slot to give back in the request's next round trip to Redis, if one comes (`ride_along`).
+_rider: contextvars.ContextVar[Slot | None] = contextvars.ContextVar("slot_rider", default=None)
+
+
+@dataclass(frozen=True)
+class Rider:
+    """A slot waiting to be given back in the request's next round trip to the cache's Redis:
+    its sets' keys and its member, for a script to ZREM; `sent()` once the script ran."""
+
+    keys: list[str]
+    member: str
+    slot: Slot
+
+    def sent(self) -> None:
+        _rider.set(None)
+        self.slot.full = None  # given back: `give_back` sends nothing more
+
+
+def rider() -> Rider | None:
+    """The slot waiting for a ride (`Slot.give_back_with_next`), if any."""
+    slot = _rider.get()
+    if slot is None or slot.full != 0 or not slot._keys:
+        return None
+    return Rider(list(slot._keys), slot.member, slot)
+
+
 @contextmanager
 def client_slots(bounds: Sequence[Bound], *, hold_seconds: float, what: str) -> Iterator[None]:
     """Holds a slot of every bound while the block runs; TooManyConcurrent (nothing held) when
     one is full. `what` names the requests in the answer ("long polls", "uploads")."""
-    member = uuid.uuid4().hex
-    now = time.time()
-    expires = now + hold_seconds
-    default = caches["default"]
-    client = default.redis_client() if isinstance(default, SharedClientRedisCache) else None
-    if client is not None:
-        assert isinstance(default, SharedClientRedisCache)
-        keys = [default.make_key(f"slots:{bound.key}") for bound in bounds]
-        args: list[str | int] = [repr(now), member, repr(expires)]
-        args += [bound.limit for bound in bounds]
-        full = int(_script(client)(keys=keys, args=args))
-    else:
-        full = _take_locally(bounds, member, now, expires)
-    if full:
-        limit = bounds[full - 1].limit
-        raise TooManyConcurrent(
-            f"At most {limit} {what} at once from one client; wait for one to end.",
-            retry_after=2,
-        )
-    try:
+    with Slot(bounds, hold_seconds=hold_seconds, what=what).held():
         yield
-    finally:
-        if client is None:
-            _give_back_locally(bounds, member)
-        else:
-            # With Redis away the slot expires by itself; the request's own outcome stands.
-            with contextlib.suppress(redis.RedisError):
-                pipeline = client.pipeline(transaction=False)
-                for key in keys:
-                    pipeline.zrem(key, member)
-                pipeline.execute()
 
 
 class ProcessSlots:

@@ -27,6 +27,7 @@ from django.core.cache.backends.base import BaseCache
 from redis.commands.core import Script
 
 from plumbing.cache import SharedClientRedisCache
+from plumbing.concurrency import Slot
 
 
 @dataclass(frozen=True)
@@ -67,20 +68,36 @@ class GateRefused(Exception):
         self.wait = wait
 
 
-def count(counted: Sequence[Window], now: float, *, gate: Window | None = None) -> list[Seen]:
+def count(
+    counted: Sequence[Window],
+    now: float,
+    *,
+    gate: Window | None = None,
+    slot: Slot | None = None,
+) -> list[Seen]:
     """Each counted log as the request found it; the request is added to those that admit it
     (an admitted one counts it even if another refuses), never to a refusing one.
 
     The `gate`'s log is only read; when it is full, GateRefused is raised and nothing counted.
+    A `slot` (plumbing/concurrency.py) is taken in the same round trip when every counted log
+    admits the request (its `full` says how that went), and not tried otherwise.
     """
     windows = [gate, *counted] if gate is not None else list(counted)
     if not windows:
+        if slot is not None:
+            slot.take()
         return []
     default = caches["default"]
     if isinstance(default, SharedClientRedisCache):
-        seen = _count_in_redis(default, windows, now, gated=gate is not None)
+        seen = _count_in_redis(default, windows, now, gated=gate is not None, slot=slot)
     else:
         seen = _count_in_cache(default, windows, now, gated=gate is not None)
+        if (
+            slot is not None
+            and len(seen) == len(windows)
+            and all(found.admits(window) for found, window in zip(seen, windows, strict=True))
+        ):
+            slot.take_locally()
     if gate is None:
         return seen
     if not seen[0].admits(gate):
@@ -88,17 +105,24 @@ def count(counted: Sequence[Window], now: float, *, gate: Window | None = None) 
     return seen[1:]
 
 
-# KEYS: the logs, the gate's first if any. ARGV: now, this request's member, 1 if there is a
-# gate, then each log's limit (-1: none) and window in seconds. Returns each log's count and its
-# oldest time (a string: Lua numbers come back as integers), or {-1, count, oldest} for a full
-# gate. A request's times are scores; its member is unique, so two at the same time both count.
+# KEYS: the logs, the gate's first if any, then a slot's sets if any. ARGV: now, this request's
+# member, 1 if there is a gate, how many logs, then each log's limit (-1: none) and window in
+# seconds, then the slot's arguments if any (plumbing/concurrency.py's `_TAKE`: its time, member,
+# expiry, each set's limit). Returns each log's count and its oldest time (a string: Lua numbers
+# come back as integers), then the slot's outcome (-2: not tried, a log refused; 0: taken; else
+# the 1-based full set, nothing taken), or {-1, count, oldest} for a full gate. A request's times
+# are scores; its member is unique, so two at the same time both count. The slot's steps are
+# `_TAKE`'s, run only when every counted log admitted the request.
 _COUNT = """
 local now = tonumber(ARGV[1])
 local gated = ARGV[3] == '1'
+local logs = tonumber(ARGV[4])
+local admitted = true
 local seen = {}
-for i, key in ipairs(KEYS) do
-    local limit = tonumber(ARGV[2 + 2 * i])
-    local window = tonumber(ARGV[3 + 2 * i])
+for i = 1, logs do
+    local key = KEYS[i]
+    local limit = tonumber(ARGV[3 + 2 * i])
+    local window = tonumber(ARGV[4 + 2 * i])
     redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
     local n = redis.call('ZCARD', key)
     local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2] or ''
@@ -109,10 +133,33 @@ for i, key in ipairs(KEYS) do
     elseif limit < 0 or n < limit then
         redis.call('ZADD', key, now, ARGV[2])
         redis.call('EXPIRE', key, window)
+    else
+        admitted = false
     end
     seen[#seen + 1] = n
     seen[#seen + 1] = oldest
 end
+local slot = -2
+if admitted and #KEYS > logs then
+    local a = 5 + 2 * logs
+    local at = tonumber(ARGV[a])
+    slot = 0
+    for j = logs + 1, #KEYS do
+        redis.call('ZREMRANGEBYSCORE', KEYS[j], '-inf', at)
+        if redis.call('ZCARD', KEYS[j]) >= tonumber(ARGV[a + 2 + j - logs]) then
+            slot = j - logs
+            break
+        end
+    end
+    if slot == 0 then
+        local ttl = math.ceil(tonumber(ARGV[a + 2]) - at) + 1
+        for j = logs + 1, #KEYS do
+            redis.call('ZADD', KEYS[j], ARGV[a + 2], ARGV[a + 1])
+            redis.call('EXPIRE', KEYS[j], ttl)
+        end
+    end
+end
+seen[#seen + 1] = slot
 return seen
 """
 
@@ -130,17 +177,28 @@ def _script(client: redis.Redis) -> Script:
 
 
 def _count_in_redis(
-    default: SharedClientRedisCache, windows: list[Window], now: float, *, gated: bool
+    default: SharedClientRedisCache,
+    windows: list[Window],
+    now: float,
+    *,
+    gated: bool,
+    slot: Slot | None,
 ) -> list[Seen]:
-    """Every log as the script found it; for a full gate, the gate's alone (nothing counted)."""
-    args: list[str | int | float] = [repr(now), uuid.uuid4().hex, 1 if gated else 0]
+    """Every log as the script found it; for a full gate, the gate's alone (nothing counted).
+    The slot's outcome goes to `slot.full` (left unset when it was not tried)."""
+    args: list[str | int | float] = [repr(now), uuid.uuid4().hex, 1 if gated else 0, len(windows)]
     for window in windows:
         args += [-1 if window.limit is None else window.limit, window.seconds]
     keys = [redis_key(default, window.key) for window in windows]
+    if slot is not None:
+        keys += slot.redis_keys(default)
+        args += slot.lua_args()
     reply = _script(default.redis_client())(keys=keys, args=args)
     if reply[0] == -1:
         return [_seen(reply[1], reply[2])]
-    return [_seen(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
+    if slot is not None and int(reply[-1]) != -2:
+        slot.full = int(reply[-1])
+    return [_seen(reply[i], reply[i + 1]) for i in range(0, len(reply) - 1, 2)]
 
 
 def _seen(count: int, oldest: bytes | str) -> Seen:

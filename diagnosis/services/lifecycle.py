@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 import celery
@@ -80,6 +80,7 @@ def _field(name: str) -> Field[Any, Any]:  # any of the model's fields, whatever
     return field
 
 
+@cache
 def _column(name: str) -> str:
     return connection.ops.quote_name(_field(name).column)
 
@@ -93,27 +94,59 @@ def _update_diagnosis(
 ) -> int:
     """UPDATE the diagnosis rows that `where` (SQL, with `params`) selects: set `values` (model
     field names) and, with `count_attempt`, add one to attempts. Returns how many changed."""
+    statement, saved = _update_sql(values, where=where, count_attempt=count_attempt)
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*saved, *params])
+        return int(cursor.rowcount)
+
+
+def _update_sql(
+    values: dict[str, object], *, where: str, count_attempt: bool
+) -> tuple[str, list[SQLValue]]:
+    """The UPDATE's text and its SET values, as the database takes them."""
     assignments = [f"{_column(name)} = %s" for name in values]
     if count_attempt:
         assignments.append(f"{_column('attempts')} = {_column('attempts')} + 1")
     # Only names (the model's, quoted) and placeholders go into the text; values are parameters.
     table = connection.ops.quote_name(Diagnosis._meta.db_table)
-    sql = f"UPDATE {table} SET {', '.join(assignments)} WHERE {where}"  # noqa: S608
+    statement = f"UPDATE {table} SET {', '.join(assignments)} WHERE {where}"  # noqa: S608
     saved = [_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*saved, *params])
-        return int(cursor.rowcount)
+    return statement, saved
+
+
+def _updated_with_organization(
+    values: dict[str, object], *, where: str, params: list[SQLValue]
+) -> Diagnosis | None:
+    """`_update_diagnosis` (attempts counted) and `_diagnosis_with_organization` of the row it
+    changed, in one statement: the row as written, with its organisation; None if `where`
+    selected no row (nothing changed). SQLite (the embedded mode) takes no UPDATE in a WITH:
+    there, the two statements."""
+    if connection.vendor != "postgresql":
+        if not _update_diagnosis(values, where=where, params=params, count_attempt=True):
+            return None
+        return _diagnosis_with_organization(str(params[0]))
+    update, saved = _update_sql(values, where=where, count_attempt=True)
+    organization, join = organization_join_sql("o", "d.organization_id")
+    statement = (
+        f"WITH changed AS ({update} RETURNING *)"  # noqa: S608 - names and placeholders only
+        f" SELECT {sql.columns(Diagnosis, 'd')}, {organization} FROM changed d {join}"
+    )
+    rows = sql.fetch_all(statement, [*saved, *params])
+    return _with_organization(rows[0]) if rows else None
 
 
 def _diagnosis_with_organization(diagnosis_id: str) -> Diagnosis | None:
     """The row as `Diagnosis.objects.select_related("organization").filter(id=…).first()`
     reads it: one statement, its organisation (None for a visitor's) loaded with it."""
     rows = sql.fetch_all(_diagnosis_with_organization_sql(), [_db_value("id", diagnosis_id)])
-    if not rows:
-        return None
+    return _with_organization(rows[0]) if rows else None
+
+
+def _with_organization(values: Sequence[object]) -> Diagnosis:
+    """The row of a statement that selects the diagnosis' columns then its organisation's."""
     split = len(Diagnosis._meta.concrete_fields)
-    row = sql.instance(Diagnosis, rows[0][:split])
-    organization = organization_of(rows[0][split:]) if row.organization_id is not None else None
+    row = sql.instance(Diagnosis, values[:split])
+    organization = organization_of(values[split:]) if row.organization_id is not None else None
     Diagnosis.organization.field.set_cached_value(row, organization)
     return row
 
@@ -185,23 +218,23 @@ def claim_stage(
         waiting_params += [stage, _db_value("lease_token", token)]
     # Each stage may be attempted DIAGNOSIS_MAX_ATTEMPTS times; attempts count every stage claim.
     max_attempts = settings.DIAGNOSIS_MAX_ATTEMPTS * longest_path()
-    claimed = _update_diagnosis(
+    # The claimed row as written, with its organisation (the stages read it: its masking rules,
+    # its tier's fix steps), in the claim's statement; read on its own only when not claimed.
+    claimed = _updated_with_organization(
         {
             "status": stage,
             "lease_expires_at": now + timedelta(seconds=settings.DIAGNOSIS_STAGE_LEASE_SECONDS),
             "lease_token": token,
             "updated_at": now,
         },
-        count_attempt=True,
         where=f"{_column('id')} = %s AND {_column('attempts')} < %s AND ({waiting_for})",
         params=[_db_value("id", diagnosis_id), max_attempts, *waiting_params],
     )
-    # With its organisation: the stages read it (its masking rules, its tier's fix steps).
+    if claimed is not None:
+        return Claim(claimed, token)
     row = _diagnosis_with_organization(diagnosis_id)
     if row is None:
         return None
-    if claimed:
-        return Claim(row, token)
     lease_live = row.lease_expires_at is not None and row.lease_expires_at >= now
     if is_active(row.status) and not lease_live and row.attempts >= max_attempts:
         fail_diagnosis(diagnosis_id=diagnosis_id, reason="gave up after repeated worker failures")

@@ -144,3 +144,32 @@ def test_process_slots_count_their_holders() -> None:
         assert slots.held == 1
     assert slots.held == 0
     assert diagnosis_api.WAITING.held == 0  # no long poll of the other tests left one held
+
+
+@pytest.mark.django_db(transaction=True)  # committed as in production: enqueued in the request
+@override_settings(CONCURRENT_UPLOADS_PER_TOKEN=1)
+def test_an_uploads_slot_goes_back_with_its_enqueue(
+    acme_api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a broker, the slot of an upload whose log is staged goes back in the enqueue's
+    script (diagnosis/staging.py), not in a round trip of its own; the token's one slot is free
+    for its next upload."""
+    from django.conf import settings
+
+    from diagnosis.services import enqueue
+    from diagnosis.staging import get_store
+    from plumbing.broker import QueuedMessage
+    from tests.redis_trips import redis_round_trips
+
+    queue = f"{settings.REDIS_KEY_PREFIX}test-queue-{uuid.uuid4().hex}"
+    monkeypatch.setattr(enqueue, "queued_message", lambda i: QueuedMessage(queue, str(i)))
+    trips = redis_round_trips(monkeypatch)
+    for _ in range(2):
+        response = acme_api.post(
+            URL, data=OOM_LOG.encode(), content_type="text/plain", REMOTE_ADDR=_address()
+        )
+        assert response.status_code == 202, response.content[:300]
+    assert not any("ZREM" in trip for trip in trips)
+    store: Any = get_store(settings.REDIS_URL)
+    assert store.client.llen(queue) == 2
+    store.client.delete(queue)

@@ -8,6 +8,7 @@ import pytest
 from django.conf import settings
 
 from diagnosis.staging import MASKED, RAW, RedisStagingStore, staging_key
+from plumbing.concurrency import Bound, Slot, TooManyConcurrent, client_slots
 from tests.redis_trips import redis_round_trips
 
 
@@ -110,3 +111,33 @@ def test_the_script_is_sent_again_to_a_restarted_redis(tmp_path):
         assert store.client.lrange("queue", 0, -1) == [b"m"]
     finally:
         own.kill()
+
+
+def test_an_upload_slot_waiting_for_a_ride_goes_back_in_the_same_round_trip(store, trips):
+    key, queue = _key(), _queue_key()
+    store.write(key, [b"log"], ttl_seconds=60)
+    bound = Bound(f"test:{uuid.uuid4().hex}", 1)
+    slot = Slot([bound], hold_seconds=60, what="uploads")
+    with slot.held():
+        slot.give_back_with_next()  # the body is read
+        trips.clear()
+
+        assert store.expire_and_push(key, 3600, queue, "m") is True
+
+        assert trips == [["EVALSHA"]]
+        with client_slots([bound], hold_seconds=60, what="x"):  # free already
+            pass
+        given_back = len(trips)
+    assert len(trips) == given_back  # nothing more sent when the request ends
+    store.client.delete(key, queue)
+
+
+def test_a_slot_whose_ride_never_came_is_given_back_when_the_request_ends(store):
+    bound = Bound(f"test:{uuid.uuid4().hex}", 1)
+    slot = Slot([bound], hold_seconds=60, what="uploads")
+    with slot.held():
+        slot.give_back_with_next()
+        with pytest.raises(TooManyConcurrent), client_slots([bound], hold_seconds=60, what="x"):
+            pass
+    with client_slots([bound], hold_seconds=60, what="x"):
+        pass

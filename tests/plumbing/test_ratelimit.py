@@ -16,6 +16,7 @@ from rest_framework.throttling import SimpleRateThrottle
 
 from plumbing import ratelimit
 from plumbing.cache import SharedClientRedisCache
+from plumbing.concurrency import Bound, Slot, TooManyConcurrent, client_slots
 from plumbing.ratelimit import GateRefused, Window
 
 LOCAL_MEMORY = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -139,3 +140,45 @@ def test_a_log_kept_drfs_way_by_an_earlier_release_is_not_in_the_way() -> None:
 
     assert ratelimit.count([window], now)[0].count == 0
     assert caches["default"].get(window.key) == [now - 1]
+
+
+def _slot(*bounds: Bound) -> Slot:
+    return Slot(bounds, hold_seconds=60, what="uploads")
+
+
+def test_a_slot_is_taken_with_the_counts_only_when_every_log_admits(backend: str) -> None:
+    """The upload's slot (plumbing/concurrency.py) rides on the throttles' round trip: taken when
+    the request is admitted, not tried when a log refuses it, refused when its bound is full."""
+    tight, loose, now = _window(limit=1), _window(limit=5), time.time()
+    bound = Bound(f"test:{uuid.uuid4().hex}", 1)
+
+    first = _slot(bound)
+    ratelimit.count([tight, loose], now, slot=first)
+    assert first.full == 0  # taken
+
+    refused = _slot(Bound(f"test:{uuid.uuid4().hex}", 1))
+    ratelimit.count([tight, loose], now + 1, slot=refused)  # `tight` refuses
+    assert refused.full is None  # not tried
+    full = _slot(bound)
+    ratelimit.count([loose], now + 2, slot=full)
+    assert full.full == 1  # the first still holds the bound's one slot
+    with pytest.raises(TooManyConcurrent), full.held():
+        pass
+
+    first.give_back()
+    again = _slot(bound)
+    ratelimit.count([loose], now + 3, slot=again)
+    assert again.full == 0
+    again.give_back()
+
+
+def test_a_gate_that_refuses_takes_no_slot(backend: str) -> None:
+    gate, counted, now = _window(limit=1), _window(), time.time()
+    ratelimit.count([Window(gate.key, None, gate.seconds)], now)  # one failure recorded
+    bound = Bound(f"test:{uuid.uuid4().hex}", 1)
+    slot = _slot(bound)
+    with pytest.raises(GateRefused):
+        ratelimit.count([counted], now + 1, gate=gate, slot=slot)
+    assert slot.full is None
+    with client_slots([bound], hold_seconds=60, what="x"):  # the bound's slot is still free
+        pass
