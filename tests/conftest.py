@@ -156,6 +156,7 @@ SERVICE_PATHS: tuple[str, ...] = (
     "tests/plumbing/test_cache.py",
     "tests/config/test_health.py",
     "tests/plumbing/test_ratelimit.py",
+    "tests/plumbing/test_redis_trips.py",
     "tests/config/test_with_services.py",
     "tests/config/test_worker_connections.py",
 )
