@@ -17,30 +17,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import os
 import pstats
 import statistics
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 
-ORGANIZATIONS = 40
-PREFIX = f"rootcause-intake-cpu-{uuid.uuid4().hex[:8]}:"
-# As bench/loadtest/run.py runs the service: its settings, limits lifted for one busy address.
-os.environ.update(
-    DJANGO_SETTINGS_MODULE="config.settings",
-    REDIS_KEY_PREFIX=PREFIX,
-    DEBUG="0",
-    SECRET_KEY=f"intake-cpu-{uuid.uuid4().hex}",
-    ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
-    SECURE_SSL_REDIRECT="0",
-    LOG_LEVEL="WARNING",
-    TIER_FREE_DAILY_DIAGNOSES="100000000",
-    THROTTLE_SUBMISSIONS_PER_ADDRESS="1000000/second",
-    CONCURRENT_UPLOADS_PER_ADDRESS="1000",
-    CONCURRENT_UPLOADS_PER_TOKEN="1000",  # noqa: S106 - a count, not a secret
-)
+from bench.in_process import configure, own_database, submitter
+
+# The burst limit per organisation stays as configured.
+PREFIX = configure("intake-cpu")
 
 
 # What --compare leaves out, one at a time, to see what each costs (never in the service itself).
@@ -97,48 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.db import connection
-    from django.test import Client
-    from django.test.utils import setup_test_environment
-
-    from accounts.services import create_api_token, create_organization
-    from bench.genlog import generate_log
-    from config.celery import app
-
-    setup_test_environment()
-    connection.settings_dict["TEST"]["NAME"] = f"intake_cpu_{uuid.uuid4().hex[:12]}"
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    app.conf.task_always_eager = False
-    try:
-        # As the load test: 40 organisations, a token each, taken in turn (the burst limit per
-        # organisation stays as configured).
-        tokens = []
-        for i in range(ORGANIZATIONS):
-            owner = get_user_model().objects.create_user(
-                f"load{i}", f"load{i}@acme.example", "pw-load-123"
-            )
-            organization = create_organization(name=f"Load {i}", owner=owner)
-            tokens.append(
-                create_api_token(organization=organization, created_by=owner, name="l")[1]
-            )
-        logs = [b"".join(generate_log(50 * 1024, seed=seed)) for seed in range(32)]
-        client = Client()
-
-        def submit(count: int) -> None:
-            for i in range(count):
-                response = client.post(
-                    "/api/v1/diagnoses",
-                    logs[i % len(logs)],
-                    content_type="text/plain",
-                    HTTP_AUTHORIZATION=f"Bearer {tokens[i % len(tokens)]}",
-                    HTTP_X_ROOTCAUSE_FILENAME="train.log",
-                )
-                if response.status_code != 202:
-                    raise SystemExit(f"{response.status_code}: {response.content[:300]!r}")
+    with own_database("intake_cpu", PREFIX):
+        submit = submitter()
 
         def cpu_ms(count: int) -> float:
             started = time.process_time()
@@ -167,14 +113,6 @@ def main(argv: list[str] | None = None) -> int:
             stats = pstats.Stats(profile, stream=sys.stdout)
             stats.sort_stats("cumulative").print_stats(70)
             stats.sort_stats("tottime").print_stats(40)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-        import redis
-        from django.conf import settings
-
-        keys = redis.Redis.from_url(settings.REDIS_URL)
-        for key in keys.scan_iter(f"{PREFIX}*"):
-            keys.delete(key)
     return 0
 
 

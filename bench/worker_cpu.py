@@ -29,25 +29,11 @@ import statistics
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 
-ORGANIZATIONS = 40
-PREFIX = f"rootcause-worker-cpu-{uuid.uuid4().hex[:8]}:"
-os.environ.update(
-    DJANGO_SETTINGS_MODULE="config.settings",
-    REDIS_KEY_PREFIX=PREFIX,
-    DEBUG="0",
-    SECRET_KEY=f"worker-cpu-{uuid.uuid4().hex}",
-    ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
-    SECURE_SSL_REDIRECT="0",
-    LOG_LEVEL="WARNING",
-    TIER_FREE_DAILY_DIAGNOSES="100000000",
-    THROTTLE_SUBMISSIONS_PER_ADDRESS="1000000/second",
-    THROTTLE_SUBMISSIONS_PER_ORGANIZATION="1000000/second",
-    CONCURRENT_UPLOADS_PER_ADDRESS="1000",
-    CONCURRENT_UPLOADS_PER_TOKEN="1000",  # noqa: S106 - a count, not a secret
-)
+from bench.in_process import configure, own_database, submitter
+
+PREFIX = configure("worker-cpu", THROTTLE_SUBMISSIONS_PER_ORGANIZATION="1000000/second")
 
 
 class _Timed:
@@ -100,73 +86,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
 
-    import django
+    with own_database("worker_cpu", PREFIX):
+        from unittest import mock
 
-    django.setup()
-    from unittest import mock
+        from celery.contrib.testing.worker import start_worker
 
-    from celery.contrib.testing.worker import start_worker
-    from django.contrib.auth import get_user_model
-    from django.db import connection
-    from django.test import Client
-    from django.test.utils import setup_test_environment
+        from config.celery import app
+        from diagnosis.models import Diagnosis
+        from diagnosis.pipeline import loop, runners
+        from rootcause.engine import Engine
+        from workers import tasks  # noqa: F401 - registers the tasks the worker runs
 
-    from accounts.services import create_api_token, create_organization
-    from bench.genlog import generate_log
-    from config.celery import app
-    from diagnosis.models import Diagnosis
-    from diagnosis.pipeline import loop, runners
-    from rootcause.engine import Engine
-    from workers import tasks  # noqa: F401 - registers the tasks the worker runs
+        timed = _Timed()
+        profile = cProfile.Profile(time.thread_time) if args.profile else None
+        run_stages: Callable[..., None] = loop.run_stages
+        profiling = threading.Event()
 
-    setup_test_environment()
-    connection.settings_dict["TEST"]["NAME"] = f"worker_cpu_{uuid.uuid4().hex[:12]}"
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    app.conf.task_always_eager = False
-    timed = _Timed()
-    profile = cProfile.Profile(time.thread_time) if args.profile else None
-    run_stages: Callable[..., None] = loop.run_stages
+        def profiled(*a: object, **k: object) -> None:
+            # From the first task of the measured rounds on, everything the worker's thread
+            # does: the task bodies and, between them, Celery taking and acknowledging messages.
+            if profile is not None and profiling.is_set() and not getattr(profile, "on", False):
+                profile.on = True  # type: ignore[attr-defined]
+                profile.enable()
+            run_stages(*a, **k)
 
-    profiling = threading.Event()
-
-    def profiled(*a: object, **k: object) -> None:
-        # From the first task of the measured rounds on, everything the worker's thread does:
-        # the task bodies and, between them, Celery taking and acknowledging the messages.
-        if profile is not None and profiling.is_set() and not getattr(profile, "on", False):
-            profile.on = True  # type: ignore[attr-defined]
-            profile.enable()
-        run_stages(*a, **k)
-
-    patches: list[mock._patch[object]] = [
-        mock.patch.object(runners, "mask_log", timed.generator(runners.mask_log)),
-        mock.patch.object(Engine, "diagnose", timed.call(Engine.diagnose)),
-    ]
-    if profile is not None:
-        patches.append(mock.patch("workers.tasks.run_stages", profiled))
-    try:
-        tokens = []
-        for i in range(ORGANIZATIONS):
-            owner = get_user_model().objects.create_user(
-                f"load{i}", f"load{i}@acme.example", "pw-load-123"
-            )
-            organization = create_organization(name=f"Load {i}", owner=owner)
-            tokens.append(
-                create_api_token(organization=organization, created_by=owner, name="l")[1]
-            )
-        logs = [b"".join(generate_log(50 * 1024, seed=seed)) for seed in range(32)]
-        client = Client()
-
-        def submit(count: int) -> None:
-            for i in range(count):
-                response = client.post(
-                    "/api/v1/diagnoses",
-                    logs[i % len(logs)],
-                    content_type="text/plain",
-                    HTTP_AUTHORIZATION=f"Bearer {tokens[i % len(tokens)]}",
-                    HTTP_X_ROOTCAUSE_FILENAME="train.log",
-                )
-                if response.status_code != 202:
-                    raise SystemExit(f"{response.status_code}: {response.content[:300]!r}")
+        patches: list[mock._patch[object]] = [
+            mock.patch.object(runners, "mask_log", timed.generator(runners.mask_log)),
+            mock.patch.object(Engine, "diagnose", timed.call(Engine.diagnose)),
+        ]
+        if profile is not None:
+            patches.append(mock.patch("workers.tasks.run_stages", profiled))
+        submit = submitter()
 
         def finished() -> None:
             deadline = time.monotonic() + 600
@@ -214,22 +164,6 @@ def main(argv: list[str] | None = None) -> int:
             stats = pstats.Stats(profile, stream=sys.stdout)
             stats.sort_stats("cumulative").print_stats(80)
             stats.sort_stats("tottime").print_stats(40)
-    finally:
-        # The worker's threads kept connections of their own to the database.
-        with connection._nodb_cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = %s AND pid <> pg_backend_pid()",
-                [connection.settings_dict["NAME"]],
-            )
-        connection.close()
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-        import redis
-        from django.conf import settings
-
-        keys = redis.Redis.from_url(settings.REDIS_URL)
-        for key in keys.scan_iter(f"{PREFIX}*"):
-            keys.delete(key)
     return 0
 
 
