@@ -13,23 +13,35 @@ from collections.abc import Callable, Iterator
 ORGANIZATIONS = 40
 
 
+def service_settings(name: str) -> dict[str, str]:
+    """The settings `make loadtest` runs the service with (bench/loadtest/run.py), limits lifted
+    for one busy address: every load test user, and every in-process submission, is one."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": f"{name}-{uuid.uuid4().hex}",
+        "SECURE_SSL_REDIRECT": "0",
+        "LOG_LEVEL": "WARNING",
+        "TIER_FREE_DAILY_DIAGNOSES": "100000000",
+        # Per second, not per minute: DRF's throttle keeps each request's time for its window,
+        # and a minute of this load is a list of thousands read and written by every submission.
+        "THROTTLE_SUBMISSIONS_PER_ADDRESS": "1000000/second",
+        # The same for the bound on concurrent uploads (plumbing/concurrency.py): per address
+        # and per token against slow clients; here dozens of users share one address and a few
+        # tokens, each sending as fast as it is answered.
+        "CONCURRENT_UPLOADS_PER_ADDRESS": "1000",
+        "CONCURRENT_UPLOADS_PER_TOKEN": "1000",
+    }
+
+
 def configure(name: str, **extra: str) -> str:
-    """Set the service's settings for a bench named `name` (before Django is imported) and give
-    back its Redis key prefix: as bench/loadtest/run.py runs the service, with the limits lifted
-    for one busy address."""
+    """Set the service's settings for a bench named `name` in this process (before Django is
+    imported) and give back its Redis key prefix."""
     prefix = f"rootcause-{name}-{uuid.uuid4().hex[:8]}:"
     os.environ.update(
-        DJANGO_SETTINGS_MODULE="config.settings",
+        service_settings(name),
         REDIS_KEY_PREFIX=prefix,
-        DEBUG="0",
-        SECRET_KEY=f"{name}-{uuid.uuid4().hex}",
         ALLOWED_HOSTS="testserver,127.0.0.1,localhost",
-        SECURE_SSL_REDIRECT="0",
-        LOG_LEVEL="WARNING",
-        TIER_FREE_DAILY_DIAGNOSES="100000000",
-        THROTTLE_SUBMISSIONS_PER_ADDRESS="1000000/second",
-        CONCURRENT_UPLOADS_PER_ADDRESS="1000",
-        CONCURRENT_UPLOADS_PER_TOKEN="1000",  # noqa: S106 - a count, not a secret
         **extra,
     )
     return prefix

@@ -47,6 +47,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from bench.in_process import service_settings
 from bench.loadtest.cpu import CpuMeter, processor_name, reference_milliseconds
 from bench.loadtest.goals import (
     GOAL_E2E_RATE,
@@ -140,26 +141,11 @@ class Stack:
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update(
-            DJANGO_SETTINGS_MODULE="config.settings",
+            service_settings("loadtest"),
             DATABASE_URL=self.database_url,
             REDIS_URL=self.redis_url,
             REDIS_KEY_PREFIX="rootcause:",
-            DEBUG="0",
-            SECRET_KEY=f"loadtest-{secrets.token_hex(16)}",
             ALLOWED_HOSTS="127.0.0.1,localhost",
-            SECURE_SSL_REDIRECT="0",
-            LOG_LEVEL="WARNING",
-            TIER_FREE_DAILY_DIAGNOSES="100000000",
-            # Every locust user is 127.0.0.1: no limit per address, in effect. Per second, not per
-            # minute: DRF's throttle keeps each request's time for its window, and a minute of
-            # this load is a list of thousands read and written by every submission, which no
-            # real address makes.
-            THROTTLE_SUBMISSIONS_PER_ADDRESS="1000000/second",
-            # The same for the bound on concurrent uploads (plumbing/concurrency.py): it is per
-            # address and per token against slow clients, and the load's dozens of users share
-            # one address and a few tokens, each sending as fast as it is answered.
-            CONCURRENT_UPLOADS_PER_ADDRESS="1000",
-            CONCURRENT_UPLOADS_PER_TOKEN="1000",  # noqa: S106 - a count, not a secret
             PYTHONUNBUFFERED="1",
         )
         return env
