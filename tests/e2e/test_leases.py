@@ -111,7 +111,9 @@ def test_a_stage_longer_than_its_lease_runs_once_while_a_duplicate_waits(
     )
     _start(two_workers, env, tmp_path)
 
-    response = acme_api.post(URL, data=big_log(8), content_type="text/plain")
+    # 16 MB: its stages take about twice the lease on an idle machine (8 MB took 5.9 s once
+    # masking got faster), more on a busy one.
+    response = acme_api.post(URL, data=big_log(16), content_type="text/plain")
     assert response.status_code == 202
     diagnosis_id = response.json()["id"]
     wait_for_status(diagnosis_id, until=("masking",), timeout=60)
