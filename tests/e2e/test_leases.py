@@ -74,8 +74,9 @@ def test_a_worker_killed_mid_stage_is_taken_over_by_another_within_90_seconds(
     _start(two_workers, env, tmp_path)
     beat.start()
     try:
-        # Big enough that the kill lands inside masking, small enough to redo in seconds.
-        response = acme_api.post(URL, data=big_log(3), content_type="text/plain")
+        # Big enough that the kill lands inside masking (finding the holder asks the workers,
+        # up to a second), small enough to redo in seconds.
+        response = acme_api.post(URL, data=big_log(6), content_type="text/plain")
         assert response.status_code == 202
         diagnosis_id = response.json()["id"]
         wait_for_status(diagnosis_id, until=("masking",), timeout=60)
