@@ -151,7 +151,8 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
         for directory in sorted(shared_corpus.iterdir()):
             if (directory / "labels.jsonl").is_file():
                 found.append((f"shared/{directory.name}", directory))
-    for part in ("dev", "sealed", "sealed2", "fresh"):
+    # dev_r3 and sealed3: round 3's open and blind parts (generate.py --round 3)
+    for part in ("dev", "dev_r3", "sealed", "sealed2", "sealed3", "fresh"):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found
@@ -204,9 +205,9 @@ def summary_lines(name: str, report: Report) -> list[str]:
 
 
 def sealed(name: str) -> bool:
-    """A sealed corpus (realruns/sealed, and the second blind part realruns/sealed2) is scored
-    blind: no file names, no confusions, only the figures."""
-    return Path(name).name in ("sealed", "sealed2")
+    """A sealed corpus (realruns/sealed, and the later blind parts realruns/sealed2 and sealed3)
+    is scored blind: no file names, no confusions, only the figures."""
+    return Path(name).name in ("sealed", "sealed2", "sealed3")
 
 
 def class_table(report: Report, blind: bool = False) -> list[str]:

@@ -1287,17 +1287,66 @@ def round2_scenarios(
     name is in `exclude` (default: existing_names()) or whose (class, launcher, world size, rank,
     variant) is one of the first round's is drawn again. Written to corpus/sealed2/ (`--round 2`),
     a second blind part nobody has read. Deterministic for a seed and an exclude set."""
-    import random
-
-    rng = random.Random(seed)
     taken = existing_names() if exclude is None else set(exclude)
     first_keys = {_key(sc) for sc in scenarios() + fresh_scenarios()}
+    return _drawn(2, seed, taken, first_keys, ROUND2_RANKED, (ranked, every_rank, single, healthy))
+
+
+# Round 3 (issue 32): the round-2 families, and a rank that dies of a crash signal of its own
+# (SIGSEGV, SIGBUS, SIGFPE, as corpus/fresh) besides exit codes and abort, under spawn too.
+ROUND3_RANKED = [
+    (
+        (fault, ("1", "3", "abort", "segv", "bus", "fpe"), slug, (*launchers, "spawn"))
+        if fault == "child-exit"
+        else (fault, variants, slug, launchers)
+    )
+    for fault, variants, slug, launchers in ROUND2_RANKED
+]
+
+
+def round3_scenarios(
+    seed: int = 3,
+    exclude: set[str] | None = None,
+    ranked: int = 56,
+    every_rank: int = 6,
+    single: int = 4,
+    healthy: int = 8,
+) -> list[Scenario]:
+    """Development runs (and a third blind part) weighted to multi-rank logs where one rank breaks
+    first: drawn like round 2 with a seed of its own, and never one of round 1's or round 2's
+    names or combinations. `--round 3` writes them to corpus/dev_r3/, open, and the third of them
+    `sealed()` picks to corpus/sealed3/, blind. Deterministic for a seed and an exclude set."""
+    round2 = round2_scenarios()
+    taken = existing_names() if exclude is None else set(exclude)
+    taken |= {sc.name for sc in round2}
+    prior = {_key(sc) for sc in scenarios() + fresh_scenarios() + round2}
+    return _drawn(3, seed, taken, prior, ROUND3_RANKED, (ranked, every_rank, single, healthy))
+
+
+def _drawn(
+    round_no: int,
+    seed: int,
+    taken: set[str],
+    first_keys: set[tuple[str, str, str, str, int, int | None, str]],
+    ranked_families: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]],
+    counts: tuple[int, int, int, int],
+) -> list[Scenario]:
+    """The draw of round 2 and later rounds: `counts` runs where one rank breaks, where every rank
+    fails alike, of one process, and healthy, each accepted only when its name is not in `taken`
+    and its `_key` is neither in `first_keys` nor already drawn."""
+    import random
+
+    ranked, every_rank, single, healthy = counts
+    rng = random.Random(seed)
     out: list[Scenario] = []
-    seeds = iter(rng.sample(range(200, 1000), 200))
+    # the programs' seeds: 200-999 in round 2, 1000-1999 in round 3 (none used in round 1)
+    low = 200 if round_no == 2 else 1000 * (round_no - 2)
+    seeds = iter(rng.sample(range(low, low + 800), 200))
+    tag_round = f"round {round_no}"
 
     def accept(sc: Scenario) -> bool:
         if len(taken) > 100_000:
-            raise RuntimeError("round 2: no new combination left to draw")
+            raise RuntimeError(f"{tag_round}: no new combination left to draw")
         taken.add(f"#draw{len(taken)}")
         if sc.name in taken or _key(sc) in first_keys or any(_key(o) == _key(sc) for o in out):
             return False
@@ -1312,14 +1361,24 @@ def round2_scenarios(
             else rng.choice(("print", "logging"))
         )
 
-    families = list(ROUND2_RANKED)
+    def pick(launchers: tuple[str, ...]) -> str:
+        """Round 2 draws among a family's launchers; later rounds draw torchrun (any of its forms)
+        as often as each of spawn, mp and accelerate, which the torchrun forms outnumbered."""
+        if round_no == 2:
+            return rng.choice(launchers)
+        forms = [name for name in launchers if name.startswith("torchrun")]
+        kinds = [name for name in launchers if not name.startswith("torchrun")]
+        kind = rng.choice([*kinds, "torchrun"] if forms else kinds)
+        return rng.choice(forms) if kind == "torchrun" else kind
+
+    families = list(ranked_families)
     rng.shuffle(families)
     wanted = len(out) + ranked
     i = 0
     while len(out) < wanted:
         fault, variants, slug, launchers = families[i % len(families)]
         i += 1
-        launcher, variant = rng.choice(launchers), rng.choice(variants)
+        launcher, variant = pick(launchers), rng.choice(variants)
         w = rng.randint(2, 4)
         r = rng.randrange(w)
         step = rng.randint(2, 6)
@@ -1362,7 +1421,7 @@ def round2_scenarios(
             args,
             w,
             r,
-            f"round 2: rank {r} of {w} breaks ({fault}{' ' + variant if variant else ''})"
+            f"{tag_round}: rank {r} of {w} breaks ({fault}{' ' + variant if variant else ''})"
             f" at step {step}; the others are left waiting or lose their peer",
             **kw,  # type: ignore[arg-type]
         )
@@ -1398,7 +1457,7 @@ def round2_scenarios(
                 args,
                 w,
                 None,
-                f"round 2: every rank of {w} fails the same way ({fault}{' ' + variant if variant else ''})",
+                f"{tag_round}: every rank of {w} fails the same way ({fault}{' ' + variant if variant else ''})",
                 expect=E[slug],
                 prepare=fault == "ckpt-corrupt",
             )
@@ -1440,7 +1499,7 @@ def round2_scenarios(
                 args,
                 1,
                 None,
-                f"round 2: one process, {fault}{' ' + variant if variant else ''} at step {step}",
+                f"{tag_round}: one process, {fault}{' ' + variant if variant else ''} at step {step}",
                 expect=E[slug],
             )
         )
@@ -1469,7 +1528,7 @@ def round2_scenarios(
                 args,
                 w,
                 None,
-                f"round 2: {how}",
+                f"{tag_round}: {how}",
                 expect=E["none"],
             )
         )
@@ -1488,8 +1547,9 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2),
-        help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part",
+        choices=(1, 2, 3),
+        help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
+        " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1497,20 +1557,44 @@ def main() -> int:
     import torch  # type: ignore[import-not-found,unused-ignore]
 
     version = torch.__version__
-    round2 = args.round == 2
-    pool = fresh_scenarios() if args.fresh else round2_scenarios() if round2 else scenarios()
+    round2, round3 = args.round == 2, args.round == 3
+    pool = (
+        fresh_scenarios()
+        if args.fresh
+        else round2_scenarios()
+        if round2
+        else round3_scenarios()
+        if round3
+        else scenarios()
+    )
     chosen = [sc for sc in pool if args.only in sc.name]
-    names = [sc.name for sc in scenarios() + fresh_scenarios() + round2_scenarios()]
+    names = [
+        sc.name for sc in scenarios() + fresh_scenarios() + round2_scenarios() + round3_scenarios()
+    ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round3:
+            return "sealed3" if sealed(sc.name) else "dev_r3"
         return "sealed2" if round2 else part_of(sc, args.fresh)
+
+    def shown(sc: Scenario) -> str:
+        """A blind part's scenario is not named on the terminal (round 2's were, before this)."""
+        return f"(a {part(sc)} run)" if part(sc) in ("sealed3",) else sc.name
 
     if args.list:
         for sc in chosen:
-            print(f"{part(sc):7} {sc.launcher:20} {sc.name}")
+            print(f"{part(sc):7} {sc.launcher:20} {shown(sc)}")
         return 0
-    parts = ("fresh",) if args.fresh else ("sealed2",) if round2 else ("dev", "sealed")
+    parts = (
+        ("fresh",)
+        if args.fresh
+        else ("sealed2",)
+        if round2
+        else ("dev_r3", "sealed3")
+        if round3
+        else ("dev", "sealed")
+    )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}
     for name in labels:
         (CORPUS / name).mkdir(parents=True, exist_ok=True)
@@ -1525,10 +1609,10 @@ def main() -> int:
     dropped = []
     started = time.monotonic()
     for i, sc in enumerate(chosen, 1):
-        print(f"[{i}/{len(chosen)}] {sc.name} ({sc.launcher}, {sc.nprocs} procs)", flush=True)
+        print(f"[{i}/{len(chosen)}] {shown(sc)} ({sc.launcher}, {sc.nprocs} procs)", flush=True)
         reason = can(sc)
         if reason:
-            dropped.append((sc.name, reason))
+            dropped.append((shown(sc), reason))
             continue
         text, rc, timed_out = run(sc)
         ok = re.search(sc.expect, text) is not None and not timed_out
@@ -1543,9 +1627,10 @@ def main() -> int:
             ok = False
         if not ok:
             dropped.append(
-                (sc.name, f"did not do what it was meant to (rc={rc}, timed out={timed_out})")
+                (shown(sc), f"did not do what it was meant to (rc={rc}, timed out={timed_out})")
             )
-            Path(tempfile.gettempdir(), f"realruns-dropped-{sc.name}.log").write_text(text)
+            if shown(sc) == sc.name:  # a blind part's output is not kept for reading
+                Path(tempfile.gettempdir(), f"realruns-dropped-{sc.name}.log").write_text(text)
             continue
         file = f"run-{sc.name}.log"
         (CORPUS / part(sc) / file).write_text(text)

@@ -65,13 +65,25 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
     text = bench_eval.accuracy_markdown([("realruns/sealed2", report)], None)
     assert "gloo-timeout" not in text
     assert "(sealed)" in text
+    # and the third (generate.py --round 3's blind part), while its open part dev_r3 is not
+    text = bench_eval.accuracy_markdown([("realruns/sealed3", report)], None)
+    assert "gloo-timeout" not in text
+    assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r3", report)], None)
 
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
-    # realruns/sealed2: the second blind part (generate.py --round 2)
-    assert names == ["realruns/dev", "realruns/sealed", "realruns/sealed2", "realruns/fresh"]
+    # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
+    # round 3's open and blind parts
+    assert names == [
+        "realruns/dev",
+        "realruns/dev_r3",
+        "realruns/sealed",
+        "realruns/sealed2",
+        "realruns/sealed3",
+        "realruns/fresh",
+    ]
     (tmp_path / "corpus" / "dev9").mkdir(parents=True)
     (tmp_path / "corpus" / "dev9" / "labels.jsonl").write_text("")
     (tmp_path / "corpus" / "notes").mkdir()
@@ -79,8 +91,10 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     assert names == [
         "shared/dev9",
         "realruns/dev",
+        "realruns/dev_r3",
         "realruns/sealed",
         "realruns/sealed2",
+        "realruns/sealed3",
         "realruns/fresh",
     ]
 
