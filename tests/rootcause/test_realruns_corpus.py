@@ -13,8 +13,9 @@ from rootcause.catalogue import CATALOGUE_DIR
 
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
-# every part whose labels and logs must be well formed: the second blind part (--round 2) too
-CHECKED = (*PARTS, "sealed2")
+# every part whose labels and logs must be well formed: the second blind part (--round 2) too,
+# and round 3's open and blind parts
+CHECKED = (*PARTS, "sealed2", "dev_r3", "sealed3")
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
 
@@ -98,6 +99,19 @@ def test_second_sealed_part_is_new_runs() -> None:
     assert len(rows) >= 30
     assert sum(row["initiating_rank"] is not None for row in rows) >= 15
     assert sum(row["slug"] == "none" for row in rows) >= 6
+
+
+def test_round_3_parts_are_new_runs_weighted_to_one_rank_breaking_first() -> None:
+    """corpus/dev_r3 and corpus/sealed3 (generate.py --round 3) share no scenario with the earlier
+    parts nor with each other; most of their runs have a known initiating rank."""
+    earlier = {row["file"] for part in (*PARTS, "sealed2") for row in labels(part)}
+    dev, blind = labels("dev_r3"), labels("sealed3")
+    assert not {row["file"] for row in dev + blind} & earlier
+    assert not {row["file"] for row in dev} & {row["file"] for row in blind}
+    assert len(dev) >= 40
+    assert len(blind) >= 15
+    for rows in (dev, blind):
+        assert sum(row["initiating_rank"] is not None for row in rows) >= 0.6 * len(rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:
