@@ -104,8 +104,11 @@ _ISO_RE = re.compile(
     r"(?<!\d)(\d{4})-(\d\d)-(\d\d)[ T_](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?(?!\d)"
 )
 
+# (`Original Traceback (most recent call last):` is a DataLoader worker's traceback re-raised in
+# the process that iterated it: the same stream, so the rank above it carries on)
 _TRACEBACKISH_RE = re.compile(
-    r"^(?:$|\s|Traceback \(most recent|During handling|The above exception|[\^~]|File \"|"
+    r"^(?:$|\s|(?:Original )?Traceback \(most recent|During handling|The above exception|[\^~]|"
+    r"File \"|"
     r"[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit|Failure)\b|[│┃╭╰])"
 )
 # A frame line, indented or not (pasting into an issue form can strip the indentation; the

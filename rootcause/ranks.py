@@ -521,6 +521,27 @@ def _lone_crash(
     )
 
 
+def _quiet_exit(
+    evidence: CrossRankEvidence, collateral_errors: dict[int, FirstError], root: int
+) -> tuple[int, str] | None:
+    """The launcher's first failure is a rank that ended on its own (a non-zero exit code of its
+    own, not a signal someone sent) and printed no error, while every rank that did speak only
+    lost a peer: they lost that rank. Unlike the launcher's word alone, the others' errors back it
+    (a victim that reports its lost peer first is in `collateral_errors` and is never taken).
+    Other silent ranks are the agent's SIGTERMs of the survivors, which print nothing either."""
+    failed = evidence.launcher_failed
+    if failed is None or failed[0] != root or failed[1] <= 0:
+        return None
+    # (not `troubled`: the launcher's summary block, "traceback : Signal 15 ...", marks every
+    # rank it lists)
+    if not collateral_errors or root in collateral_errors or root in evidence.watchdog:
+        return None
+    return root, (
+        f"rank {root} exited with code {failed[1]} without an error of its own (the launcher's "
+        "first failure) and the ranks that spoke only lost a peer"
+    )
+
+
 def initiating_rank(
     *,
     root_errors: dict[int, FirstError],
@@ -599,5 +620,8 @@ def initiating_rank(
         if set(collateral_errors) <= {root}:
             caveat = f"; {evidence.launcher_caveat}" if evidence.launcher_caveat else ""
             return root, f"the launcher saw rank {root} exit first, {LAUNCHER_ONLY}{caveat}"
+        quiet_exit = _quiet_exit(evidence, collateral_errors, root)
+        if quiet_exit is not None:
+            return quiet_exit
         return None, f"only collateral errors; the launcher saw rank {root} exit first"
     return None, NO_RANK

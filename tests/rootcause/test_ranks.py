@@ -368,3 +368,70 @@ def test_a_real_run_names_the_rank_that_died_of_a_crash_signal(log: str, rank: i
     assert result.failure is not None
     assert result.failure.slug == "elastic-child-failed"
     assert result.initiating_rank == rank
+
+
+def test_a_rank_that_exited_on_its_own_without_a_word_is_the_one_the_others_lost():
+    # torchrun --tee, 4 ranks (generate.py --round 3's child-exit): rank 3 exits with code 1 and
+    # prints nothing, ranks 0 and 2 lose their peer, rank 1 is SIGTERMed by the agent before it
+    # says anything; the agent's first failure is rank 3 ("failed (exitcode: 1) local_rank: 3")
+    ev = CrossRankEvidence(launcher_root=3, launcher_failed=(3, 1))
+    rank, reason = initiating_rank(
+        root_errors={}, collateral_errors={0: fe(1), 2: fe(2)}, evidence=ev, ranks_seen={0, 1, 2, 3}
+    )
+    assert rank == 3
+    assert "exited with code 1" in reason
+
+
+@pytest.mark.parametrize(
+    ("launcher_failed", "collateral"),
+    [
+        # SIGTERM (-15) or SIGKILL (-9) is a signal someone sent, not the rank's own end
+        ((3, -15), {0: fe(1), 2: fe(2)}),
+        ((3, -9), {0: fe(1), 2: fe(2)}),
+        # the first exit reported its lost peer first: a victim
+        ((3, 1), {0: fe(1), 3: fe(2)}),
+    ],
+)
+def test_a_quiet_exit_needs_an_exit_of_its_own_and_no_word_of_a_lost_peer(
+    launcher_failed: tuple[int, int], collateral: dict[int, FirstError]
+) -> None:
+    ev = CrossRankEvidence(launcher_root=3, launcher_failed=launcher_failed)
+    rank, _ = initiating_rank(
+        root_errors={}, collateral_errors=collateral, evidence=ev, ranks_seen={0, 1, 2, 3}
+    )
+    assert rank is None
+
+
+def test_a_dataloader_workers_reraised_traceback_keeps_the_rank_above_it():
+    # mp.spawn (generate.py --round 3's collate run): rank 1's logging header, then its traceback
+    # with the DataLoader worker's "Original Traceback" inside, then spawn's copy of the same
+    # traceback under "-- Process 1 terminated": one rank raised it, twice printed
+    worker = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 325, in run',
+        "    for x, tokens, y in loader:",
+        "RuntimeError: Caught RuntimeError in DataLoader worker process 0.",
+        "Original Traceback (most recent call last):",
+        '  File "torch/utils/data/_utils/collate.py", line 275, in collate_tensor_fn',
+        "    return torch.stack(batch, 0, out=out)",
+        "RuntimeError: stack expects each tensor to be equal size, but got [16] at entry 0 and "
+        "[19] at entry 3",
+    ]
+    text = "\n".join(
+        [
+            "2026-12-07 09:35:11.064 INFO [rank1] train: started rank 1 of 2",
+            "2026-12-07 09:35:11.065 INFO [rank0] train: started rank 0 of 2",
+            "2026-12-07 09:35:16.910 ERROR [rank1] train: training failed",
+            *worker,
+            "",
+            "torch.multiprocessing.spawn.ProcessRaisedException: ",
+            "",
+            "-- Process 1 terminated with the following error:",
+            *worker,
+        ]
+    )
+    result = get_engine().diagnose([text + "\n"])
+
+    assert result.failure is not None
+    assert result.failure.slug == "collate-size-mismatch"
+    assert result.initiating_rank == 1
