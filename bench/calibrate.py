@@ -1,18 +1,29 @@
 """Fit the confidence calibration (rootcause/engine/calibration.json) on the development corpora.
 
 `python -m bench.calibrate --shared ../shared` diagnoses every log of ../shared/corpus/{dev,dev2,
-dev3} and bench/realruns/corpus/dev with raw evidence scores, records for each diagnosed log its
-score and whether the diagnosis was right (the class, and the initiating rank where the label
-names one; a class named for an out-of-taxonomy log is wrong), writes those rows to
-bench/calibration_rows.jsonl (the test holds the expected calibration error on them) and the
-fitted table to calibration.json. The sealed corpus is never read here.
+dev3} and bench/realruns/corpus/{dev,dev_r3} with raw evidence scores, records for each diagnosed
+log its score, the kind of answer (rootcause.engine.calibration.answer_kind: one process, several
+ranks and none named, a rank named by its own error or by inference) and whether the diagnosis
+was right (the class, and the initiating rank where the label names one; a class named for an
+out-of-taxonomy log is wrong), writes those rows to bench/calibration_rows.jsonl (the test holds
+the expected calibration error on them) and the fitted tables to calibration.json. No sealed
+part is ever read here.
+
+A corpus the engine then learns from stops measuring how often it is right on logs it has not
+seen: today's engine is right on nearly every development log by construction. So a new corpus
+is scored once on arrival, before any change learnt from it (`--first-look realruns/dev_r3`
+writes its rows to bench/calibration_first_look.jsonl with the commit), and the fit takes those
+first-look rows for it instead of today's: they are what an unseen log of that kind gets.
 
 The fit: the scores are cut into fixed bins; each bin's rate of right answers is shrunk towards
 the bin's mean score by a prior of `strength` pseudo-observations (few logs in a bin say little),
 the strength chosen among STRENGTHS (at least 5: these corpora are the ones the signals were
 written from) by leaving one corpus out (the one that minimises the squared error on the left-out
 corpus), and the bins are then made non-decreasing (pool adjacent
-violators).
+violators). Then, per kind with at least MIN_KIND_ROWS logs, a table of its own fitted the same
+way on that kind's logs, except that each bin is shrunk towards the table of all kinds (at the
+bin's mean score) rather than towards the score itself, its strength also chosen by leaving one
+corpus out (refitting the table of all kinds without that corpus too) where that can tell.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,16 +39,21 @@ from typing import TypedDict
 
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
-from rootcause.engine.calibration import TABLE, Calibration, raw_scores
+from rootcause.engine.calibration import TABLE, Calibration, raw_scores, recording
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = Path(__file__).with_name("calibration_rows.jsonl")
+FIRST_LOOK = Path(__file__).with_name("calibration_first_look.jsonl")
 FIT_CORPORA = ("dev", "dev2", "dev3")
 EDGES = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.01)
 # At least 5 pseudo-observations: the development corpora are the ones the signals were written
 # from, so a bin of a few weak-evidence logs there is right by construction, not by measure (with
 # no prior, a lone driver line or a class proposed by likeness was stated certain)
 STRENGTHS = (5.0, 10.0, 20.0, 50.0)
+# a kind of answer with fewer diagnosed logs than this takes the table of all kinds (above it the
+# prior, at least 5 pseudo-observations at the table of all kinds, keeps a small kind near it)
+MIN_KIND_ROWS = 8
+RUN_PRODUCED = ("dev", "dev_r3")
 OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
@@ -46,12 +63,19 @@ class Scored(TypedDict):
     corpus: str
     score: float
     right: bool
+    kind: str
 
 
 class Row(Scored):
     """A diagnosed log of calibration_rows.jsonl."""
 
     file: str
+
+
+class FirstLook(Row):
+    """A row of calibration_first_look.jsonl: with the engine's commit that scored it."""
+
+    engine: str
 
 
 def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
@@ -62,7 +86,7 @@ def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
             continue
         label = json.loads(line)
         try:
-            with raw_scores():
+            with raw_scores(), recording() as seen:
                 result = diagnose_path(str(corpus / label["file"]), engine)
         except InputError:
             continue
@@ -78,12 +102,15 @@ def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
                 "file": label["file"],
                 "score": result.failure.confidence,
                 "right": right,
+                "kind": seen[-1][1] if seen else "",
             }
         )
     return rows
 
 
-def fit(rows: Sequence[Scored], strength: float) -> Calibration:
+def fit(rows: Sequence[Scored], strength: float, base: Calibration | None = None) -> Calibration:
+    """The table: each bin's rate shrunk towards `base` at the bin's mean score (without a base,
+    towards the mean score itself), then made non-decreasing."""
     bins: list[tuple[float, float, int]] = []  # (mean score, shrunk rate, weight)
     for lo, hi in itertools.pairwise(EDGES):
         inside = [r for r in rows if lo <= r["score"] < hi]
@@ -91,7 +118,8 @@ def fit(rows: Sequence[Scored], strength: float) -> Calibration:
             continue
         mean = sum(r["score"] for r in inside) / len(inside)
         right = sum(r["right"] for r in inside)
-        rate = (right + strength * mean) / (len(inside) + strength)
+        prior = base(mean) if base is not None else mean
+        rate = (right + strength * prior) / (len(inside) + strength)
         bins.append((mean, rate, len(inside)))
     # pool adjacent violators: a higher score never means a lower probability
     pooled: list[list[float]] = []
@@ -129,6 +157,63 @@ def choose_strength(rows: Sequence[Scored]) -> float:
     return min(STRENGTHS, key=held_out_error)
 
 
+def choose_kind_strength(rows: Sequence[Scored], kind: str, strength: float) -> float:
+    """The prior strength of one kind's table, by leaving one corpus out: the table of all kinds
+    and the kind's own are refitted without it and scored on its logs of that kind. A corpus
+    counts only when both what is left and what is left out hold a wrong answer of the kind:
+    otherwise the fold says nothing about how far the kind's own rate should move (one corpus
+    holding every miss of a kind, as realruns/dev_r3's first look does for a multi-rank log
+    with no rank named, would always ask for the strongest prior). Without such a corpus the
+    weakest prior, STRENGTHS[0], is taken: the kind's own logs decide."""
+    of_kind = [r for r in rows if r["kind"] == kind]
+    wrong_in = {r["corpus"] for r in of_kind if not r["right"]}
+    corpora = [c for c in sorted(wrong_in) if wrong_in - {c}]
+    if not corpora:
+        return STRENGTHS[0]
+
+    def held_out_error(kind_strength: float) -> float:
+        total = 0.0
+        for left_out in corpora:
+            kept = [r for r in rows if r["corpus"] != left_out]
+            every = fit(kept, strength)
+            table = fit([r for r in kept if r["kind"] == kind], kind_strength, every)
+            total += brier(table, [r for r in of_kind if r["corpus"] == left_out])
+        return total / len(corpora)
+
+    return min(STRENGTHS, key=held_out_error)
+
+
+def fit_kinds(
+    rows: Sequence[Scored], strength: float
+) -> tuple[Calibration, dict[str, tuple[Calibration, float, int]]]:
+    """The table of all kinds, and per kind with MIN_KIND_ROWS logs (table, strength, logs)."""
+    every = fit(rows, strength)
+    kinds: dict[str, tuple[Calibration, float, int]] = {}
+    for kind in sorted({r["kind"] for r in rows}):
+        of_kind = [r for r in rows if r["kind"] == kind]
+        if len(of_kind) < MIN_KIND_ROWS:
+            continue
+        kind_strength = choose_kind_strength(rows, kind, strength)
+        kinds[kind] = (fit(of_kind, kind_strength, every), kind_strength, len(of_kind))
+    return every, kinds
+
+
+def stated(
+    every: Calibration, kinds: dict[str, tuple[Calibration, float, int]], row: Scored
+) -> float:
+    """What the fitted tables state for a row (as calibration.calibrated would, unrounded)."""
+    table = kinds[row["kind"]][0] if row["kind"] in kinds else every
+    return min(max(table(row["score"]), 0.01), 0.99)
+
+
+def held_out_ece(rows: Sequence[Scored], left_out: str) -> float:
+    """The expected calibration error on one corpus of tables fitted without it."""
+    kept = [r for r in rows if r["corpus"] != left_out]
+    every, kinds = fit_kinds(kept, choose_strength(kept))
+    out = [r for r in rows if r["corpus"] == left_out]
+    return reliability([stated(every, kinds, r) for r in out], [r["right"] for r in out])[1]
+
+
 def reliability(
     probabilities: list[float], rights: list[bool]
 ) -> tuple[list[tuple[str, int, float, float]], float]:
@@ -152,20 +237,64 @@ def reliability(
     return table, gap / max(1, len(probabilities))
 
 
+def first_look_rows(path: Path = FIRST_LOOK) -> list[FirstLook]:
+    """The committed first-look rows: corpora scored on arrival, before the engine learnt them."""
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def record_first_look(name: str, corpus: Path, engine: Engine, commit: str) -> int:
+    """Score `corpus` with today's engine as its first look, replacing its earlier rows."""
+    kept = [r for r in first_look_rows() if r["corpus"] != name]
+    new: list[FirstLook] = [{**r, "engine": commit} for r in rows_of(name, corpus, engine)]
+    FIRST_LOOK.write_text("".join(json.dumps(r) + "\n" for r in kept + new), encoding="utf-8")
+    return len(new)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument(
+        "--first-look",
+        metavar="NAME",
+        help="score one development corpus (e.g. realruns/dev_r3) on arrival, before the engine"
+        f" learns from it, into {FIRST_LOOK.name}; no fit",
+    )
     args = parser.parse_args(argv)
     engine = get_engine()
     corpora = [(f"shared/{n}", args.shared / "corpus" / n) for n in FIT_CORPORA]
-    corpora.append(("realruns/dev", ROOT / "bench" / "realruns" / "corpus" / "dev"))
+    corpora += [
+        (f"realruns/{part}", ROOT / "bench" / "realruns" / "corpus" / part) for part in RUN_PRODUCED
+    ]
     missing = [name for name, path in corpora if not (path / "labels.jsonl").is_file()]
     if missing:
         print(f"error: the fit needs every development corpus; missing {missing}", file=sys.stderr)
         return 2
-    rows = [row for name, path in corpora for row in rows_of(name, path, engine)]
+    if args.first_look:
+        where = dict(corpora).get(args.first_look)
+        if where is None:
+            print(f"error: {args.first_look} is not a development corpus", file=sys.stderr)
+            return 2
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip()
+        n = record_first_look(args.first_look, where, engine, commit)
+        print(f"{args.first_look}: {n} diagnosed logs scored as its first look (engine {commit})")
+        return 0
+    first = first_look_rows()
+    looked = {r["corpus"] for r in first}
+    rows = [
+        row
+        for name, path in corpora
+        for row in (
+            [r for r in first if r["corpus"] == name]
+            if name in looked
+            else rows_of(name, path, engine)
+        )
+    ]
     strength = choose_strength(rows)
-    table = fit(rows, strength)
+    table, kinds = fit_kinds(rows, strength)
     ROWS.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     TABLE.write_text(
         json.dumps(
@@ -177,17 +306,32 @@ def main(argv: list[str] | None = None) -> int:
                     {"score": s, "probability": p}
                     for s, p in zip(table.scores, table.probabilities, strict=True)
                 ],
+                "kinds": {
+                    kind: {
+                        "diagnosed_logs": n,
+                        "prior_strength": kind_strength,
+                        "points": [
+                            {"score": s, "probability": p}
+                            for s, p in zip(t.scores, t.probabilities, strict=True)
+                        ],
+                    }
+                    for kind, (t, kind_strength, n) in kinds.items()
+                },
             },
             indent=2,
         )
         + "\n",
         encoding="utf-8",
     )
-    deciles, ece = reliability([table(r["score"]) for r in rows], [r["right"] for r in rows])
+    deciles, ece = reliability([stated(table, kinds, r) for r in rows], [r["right"] for r in rows])
     print(f"{len(rows)} diagnosed logs, prior strength {strength}")
-    for span, n, stated, rate in deciles:
-        print(f"  {span}: {n:4d} logs, stated {stated:.2f}, right {rate:.2f}")
+    for kind, (_, kind_strength, n) in kinds.items():
+        print(f"  kind {kind!r}: {n} logs, a table of its own (prior strength {kind_strength})")
+    for span, n, mean, rate in deciles:
+        print(f"  {span}: {n:4d} logs, stated {mean:.2f}, right {rate:.2f}")
     print(f"expected calibration error on the fitted rows: {ece:.3f}")
+    for name, _ in corpora:
+        print(f"  {name}, fitted without it: ECE {held_out_ece(rows, name):.3f}")
     return 0
 
 

@@ -337,10 +337,17 @@ def accuracy_markdown(
         "Top-1 counts the logs in the taxonomy; a log labelled out-of-taxonomy is right when no",
         "class is named. ECE is the expected calibration error of the stated confidence over the",
         "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
-        "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3 and",
-        "realruns/dev (`python -m bench.calibrate`), never on realruns/sealed. Those corpora",
-        "are also the ones the engine's signals were written from, so their own ECE is small by",
-        "construction and the fit leans optimistic: realruns/sealed's is the figure to trust.",
+        "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3,",
+        "realruns/dev and realruns/dev_r3 (`python -m bench.calibrate`), never on a sealed part.",
+        "Those corpora are also the ones the engine's signals were written from, so their own ECE",
+        "is small by construction and the fit leans optimistic; to temper that, realruns/dev_r3",
+        "enters the fit with its first look (its answers from the engine before anything was",
+        "learnt from it, `bench/calibration_first_look.jsonl`), and the tables are fitted per",
+        "kind of answer (one process; several ranks alike or none singled out; a rank by its own",
+        "error or by inference). The blind parts' figures are the ones to trust.",
+        "",
+        "`realruns/dev_r3` (open) and `realruns/sealed3` (blind) are round 3 (`generate.py",
+        "--round 3`): new runs weighted to multi-rank jobs where one rank breaks first.",
         "",
         "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
         " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
@@ -364,10 +371,11 @@ def accuracy_markdown(
             f" ({pct(questions['first_right'], questions['questions'])}).",
         ]
     for name, r in reports:
-        if sealed(name):
+        if sealed(name) or name == "realruns/dev_r3":
+            blind = " (blind: counts only)" if sealed(name) else ""
             lines += [
                 "",
-                f"Reliability of the stated confidence on {name} (blind: counts only), per decile:",
+                f"Reliability of the stated confidence on {name}{blind}, per decile:",
                 "",
                 "| stated confidence | diagnosed logs | mean stated | right |",
                 "| --- | ---: | ---: | ---: |",

@@ -8,6 +8,14 @@ development corpora (never the sealed one), how often a diagnosis with a given s
 points of a non-decreasing step function from score to probability (bins of the score, each
 bin's rate shrunk towards its score by a prior chosen by leaving one corpus out, then made
 monotone). Between two points the probability is interpolated linearly.
+
+One table does not fit every kind of answer: on run-produced multi-rank logs a class read from a
+traceback is as sure as anywhere, but the rank beside it is only as sure as what named it (its
+own root-cause error, a launcher's report, the one rank that reported nothing). So each answer
+has a kind (`answer_kind`: one process; several ranks, none named, and whether because they
+failed alike; or the rank and the evidence that named it), and the file holds a table per kind
+fitted on that kind's logs, each bin shrunk towards the table of all kinds (few logs of a kind
+say little); a kind without a table of its own takes the table of all kinds.
 """
 
 from __future__ import annotations
@@ -43,21 +51,74 @@ class Calibration:
 
 IDENTITY = Calibration((), ())
 _override: list[Calibration] = []
+_recording: list[list[tuple[float, str]]] = []
+
+# The kinds of answer (answer_kind): the rank's evidence, as rootcause.ranks words its reason.
+ONE_PROCESS = "one process"
+ALIKE = "ranks alike, none named"
+NOT_SINGLED_OUT = "ranks, none singled out"
+OWN_ERROR = "rank by its own error"
+INFERRED = "rank by inference"
+PROPOSED = "proposed by likeness"
+# a rank named from its own root-cause error (the only raiser, the first by time or by order)
+_OWN_ERROR_REASONS = (
+    "raised a root-cause error",
+    "raised the first root-cause error",
+    "raised the error first",
+)
+# no rank named because every rank failed alike (the same error, each its own crash signal)
+_ALIKE_REASONS = ("every rank raised the same error", "crashed")
 
 
-@cache
-def _shipped() -> Calibration:
-    data = json.loads(TABLE.read_text(encoding="utf-8"))
-    points = data["points"]
+def answer_kind(*, multi: bool, rank: int | None, reason: str) -> str:
+    """What the answer's confidence rests on, beside the class: one process; several ranks that
+    failed alike, none named; several ranks and none singled out though the log does not say
+    they failed alike (only collateral errors, a repeated error without a rank); a rank that
+    raised the root-cause error itself; a rank inferred from the others (the one that stayed
+    silent, the launcher's first exit, a crash signal, a collective report)."""
+    if not multi and rank is None:
+        return ONE_PROCESS
+    if rank is None:
+        return ALIKE if any(part in reason for part in _ALIKE_REASONS) else NOT_SINGLED_OUT
+    return OWN_ERROR if any(part in reason for part in _OWN_ERROR_REASONS) else INFERRED
+
+
+def _table(points: list[dict[str, float]]) -> Calibration:
     return Calibration(
         tuple(float(p["score"]) for p in points), tuple(float(p["probability"]) for p in points)
     )
 
 
-def calibrated(score: float) -> float:
-    """The probability that a diagnosis with this evidence score is right, rounded to 0.01."""
-    table = _override[-1] if _override else _shipped()
+@cache
+def _shipped() -> tuple[Calibration, dict[str, Calibration]]:
+    data = json.loads(TABLE.read_text(encoding="utf-8"))
+    kinds = {kind: _table(fit["points"]) for kind, fit in data.get("kinds", {}).items()}
+    return _table(data["points"]), kinds
+
+
+def calibrated(score: float, kind: str = "") -> float:
+    """The probability that a diagnosis of this kind (answer_kind) with this evidence score is
+    right, rounded to 0.01."""
+    for seen in _recording:
+        seen.append((score, kind))
+    if _override:
+        table = _override[-1]
+    else:
+        every, kinds = _shipped()
+        table = kinds.get(kind, every)
     return round(min(max(table(score), 0.01), 0.99), 2)
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[float, str]]]:
+    """Within the block, every (score, kind) calibrated is appended to the list yielded (the fit
+    reads the kind of each answer this way)."""
+    seen: list[tuple[float, str]] = []
+    _recording.append(seen)
+    try:
+        yield seen
+    finally:
+        _recording.pop()
 
 
 @contextmanager

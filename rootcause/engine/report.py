@@ -10,7 +10,7 @@ from msgspec import UNSET, UnsetType
 from rootcause.catalogue import Entry
 from rootcause.confidence import LIKELY, what_would_decide
 from rootcause.engine import similar
-from rootcause.engine.calibration import calibrated
+from rootcause.engine.calibration import PROPOSED, answer_kind, calibrated
 from rootcause.engine.rules import Held, confidence, initiating, launcher_report
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan, ends_in_traceback
 from rootcause.evidence import FRAME_LINE_RE, parse_line
@@ -101,7 +101,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         )
     if rank is not None and LAUNCHER_ONLY in rank_reason:
         score *= LAUNCHER_ONLY_FACTOR
-    probability = calibrated(score)
+    probability = calibrated(score, answer_kind(multi=multi, rank=rank, reason=rank_reason))
     if probability < LIKELY:
         missing.append(_what_would_decide(held, ranked))
     rows = _rank_rows(held, winner, rank)
@@ -226,7 +226,7 @@ def _proposed(held: Held, scan: Scan, proposal: similar.Proposal, version: str) 
             slug=entry.slug,
             title=entry.title,
             category=entry.category,
-            confidence=calibrated(proposal.confidence),
+            confidence=calibrated(proposal.confidence, PROPOSED),
             confirm=f"the full traceback of the failing process (no fingerprint matched: line "
             f"{proposal.line} only resembles this class's error)",
         ),

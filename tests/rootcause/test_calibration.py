@@ -3,11 +3,35 @@
 import json
 from pathlib import Path
 
-from bench.calibrate import ROWS, Scored, fit, reliability, rows_of
+from bench.calibrate import (
+    ROWS,
+    STRENGTHS,
+    Scored,
+    choose_kind_strength,
+    first_look_rows,
+    fit,
+    fit_kinds,
+    reliability,
+    rows_of,
+)
 from bench.eval import evaluate
 from rootcause.confidence import CERTAIN, LIKELY, confidence_words
 from rootcause.engine import get_engine
-from rootcause.engine.calibration import TABLE, Calibration, calibrated, raw_scores, using
+from rootcause.engine.calibration import (
+    ALIKE,
+    INFERRED,
+    NOT_SINGLED_OUT,
+    ONE_PROCESS,
+    OWN_ERROR,
+    PROPOSED,
+    TABLE,
+    Calibration,
+    answer_kind,
+    calibrated,
+    raw_scores,
+    recording,
+    using,
+)
 
 REALRUNS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 REALRUNS_DEV = REALRUNS / "dev"
@@ -22,7 +46,9 @@ def _rows() -> list[dict]:
 def test_expected_calibration_error_on_the_committed_rows_is_at_most_five_points():
     rows = _rows()
     assert len(rows) > 300
-    _, ece = reliability([calibrated(r["score"]) for r in rows], [r["right"] for r in rows])
+    _, ece = reliability(
+        [calibrated(r["score"], r["kind"]) for r in rows], [r["right"] for r in rows]
+    )
 
     assert ece <= 0.05
 
@@ -55,8 +81,8 @@ def test_the_table_is_non_decreasing_and_fitted_on_development_corpora_only():
 
 
 def test_fit_pools_a_bin_that_is_right_less_often_than_the_one_below():
-    right: Scored = {"corpus": "a", "score": 0.35, "right": True}
-    wrong: Scored = {"corpus": "a", "score": 0.45, "right": False}
+    right: Scored = {"corpus": "a", "score": 0.35, "right": True, "kind": ""}
+    wrong: Scored = {"corpus": "a", "score": 0.45, "right": False, "kind": ""}
     rows = [right] * 8 + [wrong] * 8
     table = fit(rows, strength=0.0)
 
@@ -93,3 +119,78 @@ def test_a_likely_answer_does_not_add_the_deciding_fact():
         result = get_engine().diagnose([text])
 
     assert not any(f.startswith("what would decide it") for f in result.missing_facts)
+
+
+def test_expected_calibration_error_on_run_produced_multi_rank_logs_is_at_most_five_points():
+    # issue 32: sealed2 found the stated confidence too high on run-produced multi-rank logs; the
+    # committed rows of realruns/dev and realruns/dev_r3's first look (scored before the engine
+    # learnt from it) that name a rank or none on a multi-rank log hold it
+    rows = [
+        r
+        for r in _rows()
+        if r["corpus"].startswith("realruns/") and r["kind"] not in (ONE_PROCESS, PROPOSED)
+    ]
+    assert len(rows) >= 80
+    _, ece = reliability(
+        [calibrated(r["score"], r["kind"]) for r in rows], [r["right"] for r in rows]
+    )
+
+    assert ece <= 0.05
+
+
+def test_a_corpus_scored_on_arrival_is_fitted_from_its_first_look():
+    first = first_look_rows()
+    assert first, "realruns/dev_r3 was scored on arrival"
+    assert all(r["engine"] and "sealed" not in r["corpus"] for r in first)
+    looked = {r["corpus"] for r in first}
+    fitted = [r for r in _rows() if r["corpus"] in looked]
+    assert sorted(fitted, key=lambda r: (r["corpus"], r["file"])) == sorted(
+        first, key=lambda r: (r["corpus"], r["file"])
+    )
+    # its misses are still in the rows, though today's engine gets some of them right
+    assert not all(r["right"] for r in fitted)
+
+
+def test_each_kind_of_answer_has_a_table_and_the_engine_says_which():
+    data = json.loads(TABLE.read_text(encoding="utf-8"))
+    assert {ONE_PROCESS, OWN_ERROR, INFERRED} <= set(data["kinds"])
+    log = Path(__file__).with_name("runs") / "torchrun_rank0_sigsegv_rank1_lost_peer.log"
+    with recording() as seen:
+        result = get_engine().diagnose([log.read_text(encoding="utf-8")])
+    assert result.initiating_rank == 0
+    assert seen[-1][1] == INFERRED
+    with recording() as seen:
+        get_engine().diagnose(["RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"])
+    assert seen[-1][1] == ONE_PROCESS
+
+
+def test_answer_kinds_follow_the_ranks_reason():
+    assert answer_kind(multi=False, rank=None, reason="single process") == ONE_PROCESS
+    assert answer_kind(multi=True, rank=None, reason="every rank raised the same error") == ALIKE
+    reason = "only collateral errors; the launcher saw rank 3 exit first"
+    assert answer_kind(multi=True, rank=None, reason=reason) == NOT_SINGLED_OUT
+    reason = "only rank 1 raised a root-cause error"
+    assert answer_kind(multi=True, rank=1, reason=reason) == OWN_ERROR
+    reason = "every rank but 2 reported a collateral error"
+    assert answer_kind(multi=True, rank=2, reason=reason) == INFERRED
+
+
+def _scored(corpus: str, kind: str, right: bool, score: float = 0.97) -> Scored:
+    return {"corpus": corpus, "score": score, "right": right, "kind": kind}
+
+
+def test_a_kind_right_less_often_gets_a_lower_table_of_its_own():
+    rows = [_scored(c, "a", True) for c in "xyz" for _ in range(30)]
+    rows += [_scored(c, "b", i % 3 != 0) for c in "xyz" for i in range(9)]
+    every, kinds = fit_kinds(rows, 5.0)
+
+    assert kinds["b"][0](0.97) < every(0.97) < kinds["a"][0](0.97)
+    assert abs(kinds["b"][0](0.97) - 2 / 3) < 0.15
+
+
+def test_one_corpus_holding_every_miss_of_a_kind_takes_the_weakest_prior():
+    # leaving that corpus out leaves no miss to learn from: the fold cannot choose
+    rows = [_scored(c, "k", True) for c in "xy" for _ in range(10)]
+    rows += [_scored("z", "k", i % 2 == 0) for i in range(6)]
+
+    assert choose_kind_strength(rows, "k", 5.0) == STRENGTHS[0]
