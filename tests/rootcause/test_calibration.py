@@ -151,9 +151,11 @@ def test_a_corpus_scored_on_arrival_is_fitted_from_its_first_look():
     assert not all(r["right"] for r in fitted)
 
 
-def test_each_kind_of_answer_has_a_table_and_the_engine_says_which():
+def test_each_kind_of_multi_rank_answer_has_a_table_and_the_engine_says_which():
     data = json.loads(TABLE.read_text(encoding="utf-8"))
-    assert {ONE_PROCESS, OWN_ERROR, INFERRED} <= set(data["kinds"])
+    assert {OWN_ERROR, INFERRED} <= set(data["kinds"])
+    # one process (no rank question) keeps the table of all kinds
+    assert ONE_PROCESS not in data["kinds"]
     log = Path(__file__).with_name("runs") / "torchrun_rank0_sigsegv_rank1_lost_peer.log"
     with recording() as seen:
         result = get_engine().diagnose([log.read_text(encoding="utf-8")])
