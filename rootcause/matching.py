@@ -151,6 +151,7 @@ class Signal:
     in_frame: re.Pattern[str] | None
     numeric: Numeric | None
     cut_traceback: bool = False
+    figure: bool = False
 
 
 def signals_of(entries: list[Entry]) -> list[Signal]:
@@ -182,6 +183,7 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
                     in_frame=in_frame,
                     numeric=numeric,
                     cut_traceback=spec.cut_traceback is True,
+                    figure=spec.figure is True,
                 )
             )
     _check_all(
