@@ -266,7 +266,8 @@ _SIGNALS = {
     6: ("SIGABRT", "an abort: a C++ exception or the NCCL watchdog tearing the process down"),
     7: (
         "SIGBUS",
-        "a bus error, usually shared memory (/dev/shm) running out under DataLoader workers",
+        "a bus error: usually shared memory (/dev/shm) running out under DataLoader workers "
+        "or NCCL, else a memory-mapped file truncated or unreadable, or a host memory fault",
     ),
     8: ("SIGFPE", "a floating-point exception in native code"),
     9: ("SIGKILL", "killed from outside: most often the kernel's OOM killer or the scheduler"),

@@ -1,0 +1,87 @@
+"""What a SIGBUS means depends on what the log shows beside it (issue 32).
+
+A bare `Bus error` or exit code -7 is, in the threads that found its cause, mostly a full
+/dev/shm (DataLoader workers in a container's 64 MB default: PyTorch-BigGraph#33, OpenOCR#71); the
+same signal comes from NCCL's own shared-memory segments (NVIDIA/nccl-tests#166,
+pytorch/ci-infra#490: "failed to extend /dev/shm/nccl-…"), from a memory-mapped file the kernel
+cannot back (safetensors shards on a network mount, NVIDIA/TensorRT-LLM#17368; a file truncated
+under its mapping, python/cpython#148650) and from host memory faults. The logs in tests/logs
+hold the first two wordings (nccl-system-error, checkpoint-corrupt, checked by
+test_catalogue_logs); here: the bare signal is a lead said as such, and context lifts it.
+"""
+
+from pathlib import Path
+
+from rootcause.cli import diagnose_path
+from rootcause.confidence import LIKELY
+from rootcause.engine import get_engine
+
+LOGS = Path(__file__).resolve().parents[1] / "logs"
+
+# torchrun's summary of two ranks killed by SIGBUS, nothing else (OpenOCR#71's wording)
+BARE = (
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    "======================================================\ntools/train_rec.py FAILED\n"
+    "------------------------------------------------------\nFailures:\n[1]:\n"
+    "  time      : 2024-12-31_16:45:52\n  host      : server\n  rank      : 1 (local_rank: 1)\n"
+    "  exitcode  : -7 (pid: 467398)\n  error_file: <N/A>\n"
+    "  traceback : Signal 7 (SIGBUS) received by PID 467398\n"
+)
+
+
+def diagnose(text: str):
+    return get_engine().diagnose([text])
+
+
+def test_a_bare_sigbus_is_a_shared_memory_lead_that_says_what_decides_it():
+    result = diagnose(BARE)
+
+    assert result.failure.slug == "dataloader-shm"
+    assert result.failure.confidence < LIKELY
+    words = result.failure.confidence_words
+    assert "df -h /dev/shm" in words
+    assert "PYTHONFAULTHANDLER=1" in words
+    assert "memory-mapped file" in words
+
+
+def test_a_dataloader_in_the_same_run_makes_the_sigbus_likely_shared_memory():
+    with_workers = "dataloader: num_workers=8 prefetch_factor=2 pin_memory=True\n" + BARE
+    result = diagnose(with_workers)
+
+    assert result.failure.slug == "dataloader-shm"
+    assert result.failure.confidence >= LIKELY
+
+
+def test_nccls_own_shm_segment_failing_is_not_a_dataloader_failure():
+    result = diagnose_path(
+        str(LOGS / "nccl-system-error/nccl_shm_segment_enospc_then_bus_error.log"), get_engine()
+    )
+
+    assert result.failure.slug == "nccl-system-error"
+    assert result.initiating_rank == 0
+
+
+def test_a_bus_error_inside_a_safetensors_read_is_the_mapped_file():
+    path = LOGS / "checkpoint-corrupt/sigbus_mapping_safetensors_shard_from_network_mount.log"
+    result = diagnose_path(str(path), get_engine())
+
+    assert result.failure.slug == "checkpoint-corrupt"
+    # the same bus error without the reader's frames and bar is only the shared-memory lead
+    bare = "\n".join(
+        line
+        for line in path.read_text().splitlines()
+        if "safetensors" not in line and "Loading checkpoint shards" not in line
+    )
+    assert diagnose(bare).failure.slug == "dataloader-shm"
+
+
+def test_deepspeeds_launcher_reporting_minus_7_is_the_same_lead_on_its_rank():
+    result = diagnose(
+        "[2024-05-01 10:00:00,123] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4242\n"
+        "[2024-05-01 10:00:00,124] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', "
+        "'-u', 'train.py', '--local_rank=1', '--deepspeed', 'ds.json'] exits with return code = -7\n"
+    )
+
+    assert result.failure.slug == "dataloader-shm"
+    assert result.failure.confidence < LIKELY
+    assert result.initiating_rank == 1
