@@ -633,3 +633,17 @@ def test_rank_prefix_behind_a_host_is_already_global():
 
     assert slug(result) == "activation-oom"
     assert result.initiating_rank == 9
+
+
+# --- two collateral timeouts of one stall -------------------------------------------------------
+
+
+def test_the_group_that_timed_out_first_names_the_class_either_way():
+    # gloo first, then the NCCL watchdog: gloo-timeout (tests/logs entry); the same two lines
+    # the other way round: nccl-timeout, though the scores are unchanged
+    path = LOGS / "gloo-timeout/gloo_metric_sync_times_out_before_the_nccl_watchdog.log"
+    lines = path.read_text().splitlines(keepends=True)
+    gloo = [line for line in lines if "Timed out waiting" in line]
+    nccl = [line for line in lines if "Watchdog caught" in line]
+    assert slug(get_engine().diagnose(["".join(gloo + nccl)])) == "gloo-timeout"
+    assert slug(get_engine().diagnose(["".join(nccl + gloo)])) == "nccl-timeout"
