@@ -647,3 +647,21 @@ def test_the_group_that_timed_out_first_names_the_class_either_way():
     nccl = [line for line in lines if "Watchdog caught" in line]
     assert slug(get_engine().diagnose(["".join(gloo + nccl)])) == "gloo-timeout"
     assert slug(get_engine().diagnose(["".join(nccl + gloo)])) == "nccl-timeout"
+
+
+def test_a_paste_cut_in_the_wrapping_broadcast_is_a_setup_oom_lead_and_its_end_decides():
+    # cut before the exception line: the OOM the threads of such tracebacks end in, said as
+    # "possible"; with the exception line the paste left out, that line decides
+    cut = (LOGS / "setup-oom/ddp_wrap_cut_inside_module_state_sync.log").read_text()
+    lead = get_engine().diagnose([cut])
+    assert slug(lead) == "setup-oom"
+    assert lead.failure.confidence < LIKELY
+    assert any("stops inside a traceback" in fact for fact in lead.missing_facts)
+
+    whole = cut + (
+        "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
+        "c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for "
+        "details), NCCL version 2.20.5\n[rank1]: ncclSystemError: System call (e.g. socket, "
+        "malloc) or external library call failed or device error.\n"
+    )
+    assert slug(get_engine().diagnose([whole])) == "nccl-system-error"
