@@ -152,6 +152,7 @@ class Signal:
     numeric: Numeric | None
     cut_traceback: bool = False
     figure: bool = False
+    decided_by: str | None = None
 
 
 def signals_of(entries: list[Entry]) -> list[Signal]:
@@ -184,6 +185,7 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
                     numeric=numeric,
                     cut_traceback=spec.cut_traceback is True,
                     figure=spec.figure is True,
+                    decided_by=None if isinstance(spec.decided_by, UnsetType) else spec.decided_by,
                 )
             )
     _check_all(

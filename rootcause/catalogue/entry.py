@@ -132,6 +132,10 @@ class FingerprintSignal(_Part, kw_only=True, frozen=True):
     # line: `rootcause run`/`watch` read it in a sample of the newest lines once a second rather
     # than in every block (rootcause/live/buffer.py says why)
     figure: bool | UnsetType = UNSET
+    # what would settle a diagnosis that rests on this signal alone (every error signal of the
+    # entry that held has one): a bare crash signal, a paste cut before its exception line.
+    # The result says it among the missing facts and in the words beside the confidence.
+    decided_by: Annotated[str, Meta(min_length=20)] | UnsetType = UNSET
 
     @property
     def signal_kind(self) -> SignalKind:

@@ -650,13 +650,14 @@ def test_the_group_that_timed_out_first_names_the_class_either_way():
 
 
 def test_a_paste_cut_in_the_wrapping_broadcast_is_a_setup_oom_lead_and_its_end_decides():
-    # cut before the exception line: the OOM the threads of such tracebacks end in, said as
-    # "possible"; with the exception line the paste left out, that line decides
+    # cut before the exception line: the OOM the threads of such tracebacks end in, as a lead
+    # that names what the missing line would decide; with that line, it decides
     cut = (LOGS / "setup-oom/ddp_wrap_cut_inside_module_state_sync.log").read_text()
     lead = get_engine().diagnose([cut])
     assert slug(lead) == "setup-oom"
-    assert lead.failure.confidence < LIKELY
     assert any("stops inside a traceback" in fact for fact in lead.missing_facts)
+    decides = [f for f in lead.missing_facts if f.startswith("what would decide it")]
+    assert "nccl-system-error" in decides[0]
 
     whole = cut + (
         "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
