@@ -15,6 +15,7 @@ from pathlib import Path
 from rootcause.cli import diagnose_path
 from rootcause.confidence import LIKELY
 from rootcause.engine import get_engine
+from rootcause.result import DiagnosisResult, Failure
 
 LOGS = Path(__file__).resolve().parents[1] / "logs"
 
@@ -29,34 +30,44 @@ BARE = (
 )
 
 
-def diagnose(text: str):
+def diagnose(text: str) -> DiagnosisResult:
     return get_engine().diagnose([text])
 
 
-def deciding(result) -> str:
+def slug(result: DiagnosisResult) -> str | None:
+    return result.failure.slug if result.failure else None
+
+
+def failure_of(result: DiagnosisResult) -> Failure:
+    assert result.failure is not None
+    return result.failure
+
+
+def deciding(result: DiagnosisResult) -> str:
     return " ".join(f for f in result.missing_facts if f.startswith("what would decide it"))
 
 
 def test_a_bare_sigbus_is_a_shared_memory_lead_that_says_what_decides_it():
     result = diagnose(BARE)
+    failure = failure_of(result)
 
-    assert result.failure.slug == "dataloader-shm"
+    assert failure.slug == "dataloader-shm"
     said = deciding(result)
     assert "df -h /dev/shm" in said
     assert "PYTHONFAULTHANDLER=1" in said
     assert "memory-mapped file" in said
     assert "memory failure" in said
-    if result.failure.confidence < LIKELY:  # the words beside the figure name it too
-        assert "df -h /dev/shm" in result.failure.confidence_words
+    if failure.confidence < LIKELY:  # the words beside the figure name it too
+        assert "df -h /dev/shm" in str(failure.confidence_words)
 
 
 def test_a_dataloader_in_the_same_run_makes_the_sigbus_surer_shared_memory():
     with_workers = "dataloader: num_workers=8 prefetch_factor=2 pin_memory=True\n" + BARE
-    result = diagnose(with_workers)
+    failure = failure_of(diagnose(with_workers))
 
-    assert result.failure.slug == "dataloader-shm"
-    assert result.failure.confidence > diagnose(BARE).failure.confidence
-    assert result.failure.confidence >= LIKELY
+    assert failure.slug == "dataloader-shm"
+    assert failure.confidence > failure_of(diagnose(BARE)).confidence
+    assert failure.confidence >= LIKELY
 
 
 def test_nccls_own_shm_segment_failing_is_not_a_dataloader_failure():
@@ -64,7 +75,7 @@ def test_nccls_own_shm_segment_failing_is_not_a_dataloader_failure():
         str(LOGS / "nccl-system-error/nccl_shm_segment_enospc_then_bus_error.log"), get_engine()
     )
 
-    assert result.failure.slug == "nccl-system-error"
+    assert slug(result) == "nccl-system-error"
     assert result.initiating_rank == 0
 
 
@@ -72,14 +83,14 @@ def test_a_bus_error_inside_a_safetensors_read_is_the_mapped_file():
     path = LOGS / "checkpoint-corrupt/sigbus_mapping_safetensors_shard_from_network_mount.log"
     result = diagnose_path(str(path), get_engine())
 
-    assert result.failure.slug == "checkpoint-corrupt"
+    assert slug(result) == "checkpoint-corrupt"
     # the same bus error without the reader's frames and bar is only the shared-memory lead
     bare = "\n".join(
         line
         for line in path.read_text().splitlines()
         if "safetensors" not in line and "Loading checkpoint shards" not in line
     )
-    assert diagnose(bare).failure.slug == "dataloader-shm"
+    assert slug(diagnose(bare)) == "dataloader-shm"
 
 
 def test_deepspeeds_launcher_reporting_minus_7_is_the_same_lead_on_its_rank():
@@ -89,6 +100,6 @@ def test_deepspeeds_launcher_reporting_minus_7_is_the_same_lead_on_its_rank():
         "'-u', 'train.py', '--local_rank=1', '--deepspeed', 'ds.json'] exits with return code = -7\n"
     )
 
-    assert result.failure.slug == "dataloader-shm"
+    assert slug(result) == "dataloader-shm"
     assert "df -h /dev/shm" in deciding(result)
     assert result.initiating_rank == 1
