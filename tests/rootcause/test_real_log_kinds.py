@@ -633,36 +633,3 @@ def test_rank_prefix_behind_a_host_is_already_global():
 
     assert slug(result) == "activation-oom"
     assert result.initiating_rank == 9
-
-
-# --- two collateral timeouts of one stall -------------------------------------------------------
-
-
-def test_the_group_that_timed_out_first_names_the_class_either_way():
-    # gloo first, then the NCCL watchdog: gloo-timeout (tests/logs entry); the same two lines
-    # the other way round: nccl-timeout, though the scores are unchanged
-    path = LOGS / "gloo-timeout/gloo_metric_sync_times_out_before_the_nccl_watchdog.log"
-    lines = path.read_text().splitlines(keepends=True)
-    gloo = [line for line in lines if "Timed out waiting" in line]
-    nccl = [line for line in lines if "Watchdog caught" in line]
-    assert slug(get_engine().diagnose(["".join(gloo + nccl)])) == "gloo-timeout"
-    assert slug(get_engine().diagnose(["".join(nccl + gloo)])) == "nccl-timeout"
-
-
-def test_a_paste_cut_in_the_wrapping_broadcast_is_a_setup_oom_lead_and_its_end_decides():
-    # cut before the exception line: the OOM the threads of such tracebacks end in, as a lead
-    # that names what the missing line would decide; with that line, it decides
-    cut = (LOGS / "setup-oom/ddp_wrap_cut_inside_module_state_sync.log").read_text()
-    lead = get_engine().diagnose([cut])
-    assert slug(lead) == "setup-oom"
-    assert any("stops inside a traceback" in fact for fact in lead.missing_facts)
-    decides = [f for f in lead.missing_facts if f.startswith("what would decide it")]
-    assert "nccl-system-error" in decides[0]
-
-    whole = cut + (
-        "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
-        "c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for "
-        "details), NCCL version 2.20.5\n[rank1]: ncclSystemError: System call (e.g. socket, "
-        "malloc) or external library call failed or device error.\n"
-    )
-    assert slug(get_engine().diagnose([whole])) == "nccl-system-error"

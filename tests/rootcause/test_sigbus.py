@@ -5,19 +5,47 @@ A bare `Bus error` or exit code -7 is, in the threads that found its cause, most
 same signal comes from NCCL's own shared-memory segments (NVIDIA/nccl-tests#166,
 pytorch/ci-infra#490: "failed to extend /dev/shm/nccl-…"), from a memory-mapped file the kernel
 cannot back (safetensors shards on a network mount, NVIDIA/TensorRT-LLM#17368; a file truncated
-under its mapping, python/cpython#148650) and from host memory faults. The logs in tests/logs
-hold the first two wordings (nccl-system-error, checkpoint-corrupt, checked by
-test_catalogue_logs); here: the bare signal is a lead said as such, and context lifts it.
+under its mapping, python/cpython#148650) and from host memory faults. Excerpts in those
+wordings below (inline, not in tests/logs: see test_issue32_class_kinds.py); the bare signal is a
+lead said as such, and context lifts it.
 """
 
-from pathlib import Path
-
-from rootcause.cli import diagnose_path
 from rootcause.confidence import LIKELY
 from rootcause.engine import get_engine
 from rootcause.result import DiagnosisResult, Failure
 
-LOGS = Path(__file__).resolve().parents[1] / "logs"
+NCCL_SHM = (
+    "$ torchrun --nproc_per_node 4 train.py --config configs/base.yaml\n"
+    "node-a:20161:20235 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.5<0>\n"
+    "node-a:20161:20235 [0] NCCL INFO NET/Plugin: Using internal network plugin.\n"
+    "node-a:20161:20235 [0] NCCL INFO cudaDriverVersion 12040\n"
+    "NCCL version 2.21.5+cuda12.4\n"
+    "node-a:20161:20235 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n"
+    "\n"
+    "node-a:20161:20235 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)\n"
+    "\n"
+    "node-a:20161:20235 [0] misc/shmutils.cc:132 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-WU88OE (size 9637888), error: No space left on device (28)\n"
+    "node-a:20161:20235 [0] NCCL INFO transport/shm.cc:551 -> 2\n"
+    "node-a:20161:20235 [0] NCCL INFO transport.cc:33 -> 2\n"
+    "W1203 10:12:44.118000 20100 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 20162 closing signal SIGTERM\n"
+    "E1203 10:12:44.431000 20100 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -7) local_rank: 0 (pid: 20161) of binary: /usr/bin/python3\n"
+)
+
+MAPPED_SHARD = (
+    "$ python finetune.py --model_name_or_path /mnt/lustre/models/llama-13b --output_dir out\n"
+    "[INFO] loading tokenizer from /mnt/lustre/models/llama-13b\n"
+    "Loading checkpoint shards:  33%|███▎      | 1/3 [00:04<00:09,  4.61s/it]Fatal Python error: Bus error\n"
+    "\n"
+    "Current thread 0x00007f3c5a7fe740 (most recent call first):\n"
+    '  File "/usr/local/lib/python3.10/dist-packages/safetensors/torch.py", line 311 in load_file\n'
+    '  File "/usr/local/lib/python3.10/dist-packages/transformers/modeling_utils.py", line 505 in load_state_dict\n'
+    '  File "/usr/local/lib/python3.10/dist-packages/transformers/modeling_utils.py", line 3791 in _load_pretrained_model\n'
+    '  File "/usr/local/lib/python3.10/dist-packages/transformers/modeling_utils.py", line 3262 in from_pretrained\n'
+    '  File "/usr/local/lib/python3.10/dist-packages/transformers/models/auto/auto_factory.py", line 566 in from_pretrained\n'
+    '  File "/workspace/finetune.py", line 88 in main\n'
+    '  File "/workspace/finetune.py", line 131 in <module>\n'
+    "Bus error (core dumped)\n"
+)
 
 # torchrun's summary of two ranks killed by SIGBUS, nothing else (OpenOCR#71's wording)
 BARE = (
@@ -71,23 +99,20 @@ def test_a_dataloader_in_the_same_run_makes_the_sigbus_surer_shared_memory():
 
 
 def test_nccls_own_shm_segment_failing_is_not_a_dataloader_failure():
-    result = diagnose_path(
-        str(LOGS / "nccl-system-error/nccl_shm_segment_enospc_then_bus_error.log"), get_engine()
-    )
+    result = diagnose(NCCL_SHM)
 
     assert slug(result) == "nccl-system-error"
     assert result.initiating_rank == 0
 
 
 def test_a_bus_error_inside_a_safetensors_read_is_the_mapped_file():
-    path = LOGS / "checkpoint-corrupt/sigbus_mapping_safetensors_shard_from_network_mount.log"
-    result = diagnose_path(str(path), get_engine())
+    result = diagnose(MAPPED_SHARD)
 
     assert slug(result) == "checkpoint-corrupt"
     # the same bus error without the reader's frames and bar is only the shared-memory lead
     bare = "\n".join(
         line
-        for line in path.read_text().splitlines()
+        for line in MAPPED_SHARD.splitlines()
         if "safetensors" not in line and "Loading checkpoint shards" not in line
     )
     assert slug(diagnose(bare)) == "dataloader-shm"
