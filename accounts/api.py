@@ -9,7 +9,6 @@ answer 404.
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -35,18 +34,11 @@ from accounts.serializers import (
     TokenSerializer,
     paginated,
 )
-from plumbing.pagination import LimitOffsetPagination
+from plumbing.pagination import paged_response
 
 PROBLEM = OpenApiResponse(description="problem+json")
 REFUSED = {401: PROBLEM, 403: PROBLEM}
 NOT_FOUND = {**REFUSED, 404: PROBLEM}
-
-
-# Rows of any model and their serializer, with its context: every list endpoint pages through here.
-def _page(view: APIView, request: Request, rows: Any, serializer: Any, **context: Any) -> Response:
-    paginator = LimitOffsetPagination()
-    page = paginator.paginate_queryset(rows, request, view=view)
-    return paginator.get_paginated_response(serializer(page, many=True, context=context).data)
 
 
 class MeApi(APIView):
@@ -76,7 +68,7 @@ class MemberListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         members = selectors.members_for(actor_of(request))
-        return _page(self, request, members, MemberSerializer)
+        return paged_response(self, request, members, MemberSerializer)
 
     @extend_schema(
         operation_id="organization_members_create",
@@ -165,7 +157,7 @@ class InvitationListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         invitations = selectors.invitations_for(actor_of(request))
-        return _page(self, request, invitations, InvitationSerializer)
+        return paged_response(self, request, invitations, InvitationSerializer)
 
     @extend_schema(
         operation_id="organization_invitations_create",
@@ -206,7 +198,7 @@ class DomainListApi(APIView):
         actor = actor_of(request)
         domains = selectors.domains_for(actor)
         verified = selectors.verified_manager_domains(selectors.require_manager(actor))
-        return _page(self, request, domains, DomainSerializer, verified_domains=verified)
+        return paged_response(self, request, domains, DomainSerializer, verified_domains=verified)
 
     @extend_schema(
         operation_id="organization_domains_create",
@@ -254,7 +246,7 @@ class MaskingRuleListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         rules = selectors.masking_rules_for(actor_of(request))
-        return _page(self, request, rules, MaskingRuleSerializer)
+        return paged_response(self, request, rules, MaskingRuleSerializer)
 
     @extend_schema(
         operation_id="organization_masking_rules_create",
@@ -298,7 +290,9 @@ class TokenListApi(APIView):
         description="The organisation's API tokens, revoked ones included. Owners and admins.",
     )
     def get(self, request: Request) -> Response:
-        return _page(self, request, selectors.tokens_for(actor_of(request)), TokenSerializer)
+        return paged_response(
+            self, request, selectors.tokens_for(actor_of(request)), TokenSerializer
+        )
 
     @extend_schema(
         operation_id="tokens_create",

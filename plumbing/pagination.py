@@ -125,13 +125,14 @@ def paged_response(
     request: Request,
     rows: QuerySet[Any] | Sliceable,  # rows of any model
     serializer: type[BaseSerializer[Any]],  # of any rows: Serializer is invariant
+    **context: object,
 ) -> Response:
     """One page of `rows` by `limit` and `offset`, as every plain list of the API answers it:
-    `{"count", "next", "previous", "results"}`."""
+    `{"count", "next", "previous", "results"}`; `context` goes to the serializer."""
     paginator = LimitOffsetPagination()
     # DRF counts (`.count()`) and slices what it is given; a Sliceable does both.
     page = paginator.paginate_queryset(rows, request, view=view)  # type: ignore[arg-type]
-    return paginator.get_paginated_response(serializer(page, many=True).data)
+    return paginator.get_paginated_response(serializer(page, many=True, context=context).data)
 
 
 def _ranged(parameters: Parameters, minimum: dict[str, int]) -> Parameters:

@@ -151,6 +151,8 @@ class Signal:
     in_frame: re.Pattern[str] | None
     numeric: Numeric | None
     cut_traceback: bool = False
+    figure: bool = False
+    decided_by: str | None = None
 
 
 def signals_of(entries: list[Entry]) -> list[Signal]:
@@ -182,6 +184,8 @@ def signals_of(entries: list[Entry]) -> list[Signal]:
                     in_frame=in_frame,
                     numeric=numeric,
                     cut_traceback=spec.cut_traceback is True,
+                    figure=spec.figure is True,
+                    decided_by=None if isinstance(spec.decided_by, UnsetType) else spec.decided_by,
                 )
             )
     _check_all(

@@ -128,6 +128,14 @@ class FingerprintSignal(_Part, kw_only=True, frozen=True):
     # holds only where the log ends inside this line's traceback, before its exception line (a
     # paste cut mid-traceback: the deepest frames are all there is of the failure)
     cut_traceback: bool | UnsetType = UNSET
+    # reads a figure the training loop logs on every step (a loss, a grad norm), not an error
+    # line: `rootcause run`/`watch` read it in a sample of the newest lines once a second rather
+    # than in every block (rootcause/live/buffer.py says why)
+    figure: bool | UnsetType = UNSET
+    # what would settle a diagnosis that rests on this signal alone (every error signal of the
+    # entry that held has one): a bare crash signal, a paste cut before its exception line.
+    # The result says it among the missing facts and in the words beside the confidence.
+    decided_by: Annotated[str, Meta(min_length=20)] | UnsetType = UNSET
 
     @property
     def signal_kind(self) -> SignalKind:

@@ -113,7 +113,11 @@ def _metric_signals(entries: list[Entry]) -> list[Signal]:
     """metrics.SIGNALS as signals of the entries they name (skipped when the catalogue has no
     such class: a fixture catalogue)."""
     index = {e.slug: i for i, e in enumerate(entries)}
-    patterns = {"loss-divergence": metrics.LOSS_RE, "host-oom-killed": metrics.HOST_MEMORY_RE}
+    patterns = {
+        "loss-divergence": metrics.LOSS_RE,
+        "host-oom-killed": metrics.HOST_MEMORY_RE,
+        "eval-memory-growth": metrics.CENSUS_RE,
+    }
     return [
         Signal(
             entry=index[slug],

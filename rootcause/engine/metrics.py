@@ -12,6 +12,12 @@ USE: 5.11G`, `cpu mem: 40 GB`). After the scan each series is judged:
 - the host memory multiplied (the last figure at least four times the first, at least 32 GiB, the
   highest seen, after three rising figures) and the log ends there: the run was growing until
   the kernel killed it. `host-oom-killed`.
+- a census of live tensors, as the usual leak hunt prints it at every step (`for obj in
+  gc.get_objects(): if torch.is_tensor(obj): print(type(obj), obj.size())`, one `<class
+  'torch.Tensor'> torch.Size([])` line per tensor), holds more tensors at each of three
+  consecutive censuses: something keeps a tensor per step (a loss summed without `.item()`, a
+  graph kept alive). The census the log ends in is left out (a paste cuts it).
+  `eval-memory-growth`.
 
 A finding is a signal of the engine's own (`Finding`), weighed like a catalogue signal: low
 enough that any error line of another class outweighs it.
@@ -19,6 +25,7 @@ enough that any error line of another class outweighs it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import deque
@@ -38,6 +45,11 @@ HOST_MEMORY_RE = re.compile(
     r"(?i)\b(?:rss|(?:host|cpu) mem(?:ory)?|ram (?:use|usage|used))\b[^\n0-9]{0,20}"
     r"(?P<value>[0-9]+(?:\.[0-9]+)?) ?(?P<unit>[MGT])i?B?\b"
 )
+# One line of a census of live tensors (`print(type(obj), obj.size())` over gc.get_objects()).
+CENSUS_RE = re.compile(
+    r"<class 'torch\.(?:cuda\.)?(?:[A-Za-z]*Tensor|nn\.parameter\.Parameter)'> "
+    r"(?:torch\.Size\(|\()"
+)
 # A tqdm bar's rate (`3.1it/s,` `1.24s/it]`): its postfix shows a running figure, not a logged one.
 PROGRESS_BAR_RE = re.compile(r"[0-9.]+ ?(?:it/s|s/it)[,\]]")
 WINDOW = 4096
@@ -49,6 +61,8 @@ MIN_LOSSES = 6
 CLIMB_FACTOR = 10.0
 CLIMB_ABSOLUTE = 1.0
 LAST_LOSSES = 3
+# The census: rising counts needed (complete censuses, each larger than the one before).
+MIN_CENSUSES = 3
 # The host memory: figures needed, the factor over the first one, the least final figure.
 MIN_MEMORY_FIGURES = 3
 MEMORY_FACTOR = 4.0
@@ -109,6 +123,7 @@ class Metrics:
 
     loss: dict[int, Series] = field(default_factory=dict)
     host_memory: dict[int, Series] = field(default_factory=dict)
+    census: dict[int, Census] = field(default_factory=dict)
 
     def read(self, source: int, base: int, body: str) -> None:
         """The values of both series in one chunk (`body`, after `base` lines)."""
@@ -118,6 +133,25 @@ class Metrics:
                 self.loss.setdefault(source, Series()).add(value, at)
             for value, at in _values(HOST_MEMORY_RE, source, first, text):
                 self.host_memory.setdefault(source, Series()).add(value, at)
+            for _, at in _values(CENSUS_RE, source, first, text, limit=None):
+                self.census.setdefault(source, Census()).add(at)
+
+
+@dataclass
+class Census:
+    """The sizes of the last censuses of live tensors one file printed: runs of consecutive
+    census lines (bounded: the newest few)."""
+
+    sizes: deque[tuple[int, At]] = field(default_factory=lambda: deque(maxlen=MIN_CENSUSES + 1))
+    last_line: int = -2
+
+    def add(self, at: At) -> None:
+        if at.line == self.last_line + 1 and self.sizes:
+            size, first = self.sizes[-1]
+            self.sizes[-1] = (size + 1, first)
+        else:
+            self.sizes.append((1, at))
+        self.last_line = at.line
 
 
 def _windows(body: str) -> list[tuple[int, str]]:
@@ -132,18 +166,23 @@ def _windows(body: str) -> list[tuple[int, str]]:
 
 
 def _values(
-    pattern: re.Pattern[str], source: int, first_line: int, text: str
+    pattern: re.Pattern[str],
+    source: int,
+    first_line: int,
+    text: str,
+    limit: int | None = MAX_VALUES,
 ) -> Iterator[tuple[float, At]]:
+    """The pattern's values in `text` (at most `limit`; a pattern without a value group: 1.0)."""
     line, counted, kept = first_line, 0, 0
     for m in pattern.finditer(text):
         if pattern is LOSS_RE and m.start() > 0 and text[m.start() - 1] in _NOT_BEFORE_LOSS:
             continue
         kept += 1
-        if kept > MAX_VALUES:
+        if limit is not None and kept > limit:
             return
         line += text.count("\n", counted, m.start())
         counted = m.start()
-        value = float(m.group("value"))
+        value = float(m.group("value")) if "value" in pattern.groupindex else 1.0
         if m.groupdict().get("unit"):
             value *= _UNITS[m.group("unit").lower()]
         start = text.rfind("\n", 0, m.start()) + 1
@@ -174,7 +213,8 @@ class Finding:
 # below nan-loss's 0.7, so that a run ending in NaN or in an error line is that.
 LOSS_CLIMB = ("loss-divergence", "loss-climbs-and-stays", 0.45)
 MEMORY_CLIMB = ("host-oom-killed", "host-memory-multiplies", 0.4)
-SIGNALS = (LOSS_CLIMB, MEMORY_CLIMB)
+TENSORS_GROW = ("eval-memory-growth", "live-tensors-grow", 0.4)
+SIGNALS = (LOSS_CLIMB, MEMORY_CLIMB, TENSORS_GROW)
 
 
 def findings(metrics: Metrics, tail: list[tuple[str, tuple[int, int]]]) -> list[Finding]:
@@ -189,7 +229,26 @@ def findings(metrics: Metrics, tail: list[tuple[str, tuple[int, int]]]) -> list[
         growth = _memory_growth(series, tail)
         if growth is not None:
             out.append(Finding(MEMORY_CLIMB[0], MEMORY_CLIMB[1], MEMORY_CLIMB[2], growth))
+    for census in metrics.census.values():
+        grown = _tensors_grow(census, tail)
+        if grown is not None:
+            out.append(Finding(TENSORS_GROW[0], TENSORS_GROW[1], TENSORS_GROW[2], grown))
     return out
+
+
+def _tensors_grow(census: Census, tail: list[tuple[str, tuple[int, int]]]) -> At | None:
+    """The first line of the last complete census, when each of the last MIN_CENSUSES complete
+    ones counted more tensors than the one before (one the log ends in may be cut)."""
+    sizes = list(census.sizes)
+    ends_in_census = bool(tail) and any(
+        position == (sizes[-1][1].source, census.last_line) for _, position in tail[-1:]
+    )
+    if ends_in_census:
+        sizes = sizes[:-1]
+    sizes = sizes[-MIN_CENSUSES:]
+    if len(sizes) < MIN_CENSUSES or any(a >= b for (a, _), (b, _) in itertools.pairwise(sizes)):
+        return None
+    return sizes[-1][1]
 
 
 def _tail_values(

@@ -99,17 +99,20 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             "(the traceback shows the call that failed; for a killed process add "
             "`dmesg | tail`)"
         )
+    leads = _decided_by(held, winner)
+    if leads:
+        missing.insert(0, "what would decide it: " + "; ".join(leads))
     if rank is not None and LAUNCHER_ONLY in rank_reason:
         score *= LAUNCHER_ONLY_FACTOR
     probability = calibrated(score, answer_kind(multi=multi, rank=rank, reason=rank_reason))
-    if probability < LIKELY:
+    if probability < LIKELY and not leads:
         missing.append(_what_would_decide(held, ranked))
     rows = _rank_rows(held, winner, rank)
     root_cause = _root_cause(entry, rank_sentence(rank, rows), rank_reason, headline, multi=multi)
     if exit_note is not None:
         root_cause += f" {exit_note[1]}"
     confirm = what_would_decide(
-        check=entry.checklist[0] if entry.checklist else None,
+        check=leads[0] if leads else entry.checklist[0] if entry.checklist else None,
         launcher_only=exit_note is not None,
         silent_rank=exit_note[0] if exit_note is not None else None,
         rivals=_rivals(held, ranked),
@@ -133,6 +136,15 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         catalogue_version=version,
         launch=_launch(scan),
     )
+
+
+def _decided_by(held: Held, winner: int) -> list[str]:
+    """What would settle a diagnosis resting only on signals that say so (`decided_by`: a bare
+    crash signal, a paste cut before its exception line); empty when a firmer one held too."""
+    texts = [held.signals[p].decided_by for p in held.error_pids(held.by_entry[winner])]
+    if not texts or None in texts:
+        return []
+    return list(dict.fromkeys(t for t in texts if t is not None))
 
 
 def _launch(scan: Scan) -> Launch | UnsetType:
@@ -266,7 +278,8 @@ _SIGNALS = {
     6: ("SIGABRT", "an abort: a C++ exception or the NCCL watchdog tearing the process down"),
     7: (
         "SIGBUS",
-        "a bus error, usually shared memory (/dev/shm) running out under DataLoader workers",
+        "a bus error: usually shared memory (/dev/shm) running out under DataLoader workers "
+        "or NCCL, else a memory-mapped file truncated or unreadable, or a host memory fault",
     ),
     8: ("SIGFPE", "a floating-point exception in native code"),
     9: ("SIGKILL", "killed from outside: most often the kernel's OOM killer or the scheduler"),

@@ -117,7 +117,7 @@ def candidates(held: Held, scan: Scan) -> list[int]:
     if not ranked:
         return ranked
     ranked = _root_of_chain(held, ranked)
-    return _first_in_time(held, ranked)
+    return _first_collateral(held, _first_in_time(held, ranked))
 
 
 def confidence(held: Held, ranked: list[int]) -> float:
@@ -195,6 +195,29 @@ def _root_of_chain(held: Held, ranked: list[int]) -> list[int]:
             ):
                 return [e] + [x for x in ranked if x != e]
     return ranked
+
+
+# A collateral entry this firmly held is the log's own account of a failure (a timeout's
+# message), not a hint among others.
+FIRM_COLLATERAL = 0.8
+
+
+def _first_collateral(held: Held, ranked: list[int]) -> list[int]:
+    """With only collateral failures, the first of those firmly held leads, whatever the
+    scores: two groups timing out on the same stall (a gloo group's send/recv, then the NCCL
+    watchdog of the same job) name the group that stuck first."""
+    if not held.collateral(ranked[0]):
+        return ranked
+
+    def first(e: int) -> tuple[int, int]:
+        hit = min(held.error_hits(e), key=lambda h: (h.source, h.line))
+        return hit.source, hit.line
+
+    firm = [e for e in ranked if held.collateral(e) and held.scores[e] >= FIRM_COLLATERAL]
+    if len(firm) < 2 or len({first(e)[0] for e in firm}) > 1:
+        return ranked  # order across files says nothing
+    lead = min(firm, key=first)
+    return [lead] + [e for e in ranked if e != lead]
 
 
 def _first_in_time(held: Held, ranked: list[int]) -> list[int]:

@@ -50,25 +50,14 @@ def counter_key(segment: bytes) -> tuple[bytes, ...] | bytes:
     return numbers if numbers else rest.strip()
 
 
-# The catalogue's signals that read a figure a training loop logs on every step (a loss, a grad
-# norm), not an error line. On a log with a loss and a grad norm on every line they cost the
-# trigger's scan most of its time (0.64 ms of CPU a 370 KB block with them, 0.09 without:
+# The catalogue's signals marked `figure: true` read a figure a training loop logs on every step
+# (a loss, a grad norm), not an error line. On a log with a loss and a grad norm on every line they
+# cost the trigger's scan most of its time (0.64 ms of CPU a 370 KB block with them, 0.09 without:
 # Hyperscan starts matching at every `grad_norm`), and what they show lasts (a diverged loss stays
 # high, a NaN stays NaN), so they are read in a sample: the newest FIGURE_SAMPLE bytes of complete
 # lines, at most every FIGURE_EVERY seconds. A job printing less than that in that time has every
 # line read; a chattier one has its newest lines read. A figure printed once and never again is
 # seen when the job ends (its whole buffer is diagnosed if it failed), not while it runs.
-FIGURE_SIGNALS = frozenset(
-    {
-        ("loss-divergence", "huge-finite-loss-with-huge-grad-norm"),
-        ("loss-divergence", "huge-grad-norm-with-huge-finite-loss"),
-        ("nan-loss", "logged-loss-nan"),
-        ("nan-loss", "logged-loss-inf"),
-        ("nan-loss", "trainer-loss-zero-grad-nan"),
-        ("nan-loss", "grad-norm-nan"),
-        ("nan-loss", "loss-exploding"),
-    }
-)
 FIGURE_EVERY = 1.0
 FIGURE_SAMPLE = 64 << 10
 # After figures triggered a diagnosis, the next look at them waits this long: the same figures a
@@ -78,12 +67,10 @@ FIGURE_AFTER_HIT = 30.0
 
 def trigger_database(engine: Engine, *, figures: bool = False) -> hyperscan.Database:
     """Any catalogue error signal, or an exception line or traceback header: a line that may
-    change the diagnosis (`figures`: the FIGURE_SIGNALS alone). Each pattern reports once per
-    scan (all we need is whether)."""
+    change the diagnosis (`figures`: the catalogue's `figure` signals alone). Each pattern
+    reports once per scan (all we need is whether)."""
     patterns = [
-        s.regex.pattern
-        for s in engine.signals
-        if s.kind == "error" and ((s.slug, s.id) in FIGURE_SIGNALS) == figures
+        s.regex.pattern for s in engine.signals if s.kind == "error" and s.figure == figures
     ]
     if not figures:
         patterns += [INTERNAL["exception"], INTERNAL["traceback"]]

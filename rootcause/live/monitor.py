@@ -84,7 +84,7 @@ class Monitor:
         now = time.monotonic()
         with self._lock:
             # the figures of the newest lines, read here (at most every FIGURE_EVERY seconds),
-            # not by the readers: see buffer.FIGURE_SIGNALS
+            # not by the readers: see buffer.FIGURE_EVERY
             for src in self.sources.values():
                 if src.figures_due(self.trigger, now=now, ended=ended):
                     if self._first_trigger is None:

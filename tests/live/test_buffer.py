@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rootcause.engine import get_engine
+import msgspec
+
+from rootcause.catalogue import load_entries
+from rootcause.engine import Engine, get_engine
 from rootcause.live import buffer
 from rootcause.live.buffer import Source, Trigger, counter_key, feed
 
@@ -57,10 +60,28 @@ HEALTHY = b"".join(b"[rank0]: step %d loss 0.2500 grad_norm 1.25\n" % i for i in
 DIVERGED = b"[rank0]: step 2000 loss 27275.9 lr 3.0e-04 grad_norm 1.202e+06\n"
 
 
-def test_the_figure_signals_are_the_catalogues():
-    # a renamed or removed signal would silently go back into the every-block scan
-    held = {(s.slug, s.id) for s in get_engine().signals}
-    assert buffer.FIGURE_SIGNALS - held == set()
+def test_a_signal_marked_figure_in_the_catalogue_moves_from_the_block_scan_to_the_sample():
+    # `figure: true` on a signal is all it takes: mark the OOM signals of the catalogue figures
+    # and an OOM line (no exception name: that alone triggers) stops triggering the block scan and triggers the sample's
+    oom = b"[rank1]: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    entries = load_entries()
+    marked = [
+        msgspec.structs.replace(
+            e,
+            fingerprints=msgspec.structs.replace(
+                e.fingerprints,
+                signals=[msgspec.structs.replace(s, figure=True) for s in e.fingerprints.signals],
+            ),
+        )
+        for e in entries
+    ]
+    before, after = Trigger(Engine(entries)), Trigger(Engine(marked))
+    assert before(oom)
+    assert not before.figures(oom)
+    assert after.figures(oom)
+    assert not after(oom)
+    assert before.figures(DIVERGED)
+    assert not before(DIVERGED)
 
 
 def test_a_failing_figure_is_read_in_the_sample_not_by_the_block_scan():

@@ -137,3 +137,35 @@ def test_a_bar_showing_nan_after_the_last_finite_logged_loss_is_nan_loss():
 def test_a_bar_showing_nan_with_no_logged_loss_is_nan_loss():
     text = "".join(_bar(i, "avr_loss=nan") for i in range(10, 20))
     assert slug(_diagnose(text)) == "nan-loss"
+
+
+def _census(counts: list[int], kind: str = "torch.Tensor", size: str = "torch.Size([])") -> str:
+    # the usual leak hunt, printed at every step: one line per live tensor in gc.get_objects()
+    return "".join(
+        f"step {step}\n" + "".join(f"<class '{kind}'> {size}\n" for _ in range(n))
+        for step, n in enumerate(counts)
+    )
+
+
+def test_a_census_of_live_tensors_growing_at_every_step_is_memory_growth():
+    result = _diagnose(_census([3, 4, 5, 6]) + "step 4: done\n")
+
+    assert slug(result) == "eval-memory-growth"
+    assert result.initiating_rank is None
+
+
+def test_the_census_a_paste_cuts_is_left_out():
+    # 3, 4, 5 complete, then the census the log ends in, cut after one line
+    assert slug(_diagnose(_census([3, 4, 5, 1]))) == "eval-memory-growth"
+    # 3, 4 complete: too few to say it grows
+    assert slug(_diagnose(_census([3, 4, 1]))) is None
+
+
+def test_a_steady_census_is_no_failure():
+    assert slug(_diagnose(_census([5, 5, 5, 5]) + "done\n")) is None
+    assert slug(_diagnose(_census([5, 6, 6, 7]) + "done\n")) is None
+
+
+def test_the_census_in_older_wordings_of_the_tensor_types():
+    text = _census([2, 3, 4], "torch.cuda.FloatTensor", "torch.Size([64, 128])") + "done\n"
+    assert slug(_diagnose(text)) == "eval-memory-growth"
