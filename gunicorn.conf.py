@@ -27,8 +27,21 @@ bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 # gthread, with a deadline on each request's headers (plumbing/serving.py): GUNICORN_HEADER_TIMEOUT
 # seconds (10) from a request's first byte, then 408 problem+json and the connection closed.
 worker_class = "plumbing.serving.DeadlineThreadWorker"
-# About as many processes as cores; the threads wait on the network, PostgreSQL and Redis.
-workers = _int("GUNICORN_WORKERS", 3)
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container's cpuset limits)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# As many processes as cores, at least two (one serves while the other restarts); the threads
+# wait on the network, PostgreSQL and Redis. A process more than the cores (3 on the project's
+# 2-core VM, the default until 2026-12-07) only added context switches and PostgreSQL
+# connections: three processes of 8 threads took about 6 % more CPU a submission than two under
+# the same load (docs/benchmarks.md, 2026-12-07). Each process keeps its threads, so a slow
+# client still holds one thread of one process; there are fewer in all (16 against 24 on two
+# cores), within the bounds on concurrent uploads and long polls (plumbing/concurrency.py).
+workers = _int("GUNICORN_WORKERS", max(2, _cores()))
 threads = _int("GUNICORN_THREADS", 8)
 # A worker that does not report back for this long is killed and replaced. With threads this is a
 # liveness check of the process, not a bound on one request: uploads have their own deadline.

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import runpy
 import secrets
 import shutil
 import signal
@@ -280,6 +281,16 @@ def prepare_database(stack: Stack) -> list[str]:
         _, secret = create_api_token(organization=organization, created_by=owner, name="load")
         tokens.append(secret)
     return tokens
+
+
+def web_shape() -> str:
+    """gunicorn's processes x threads as this run starts it (gunicorn.conf.py reads them from the
+    environment and the cores), for the report: runs are compared by it."""
+    config = ROOT / "gunicorn.conf.py"
+    if not config.exists():
+        return " ".join(GUNICORN_FLAGS)
+    values = runpy.run_path(str(config))
+    return f"{values['workers']} x {values['threads']} threads"
 
 
 def start_web(stack: Stack) -> None:
@@ -604,7 +615,7 @@ def report(e2e: EndToEnd, intake: Intake | None, reference: tuple[float, float])
     lines = [
         "",
         f"== make loadtest: {os.cpu_count()} cores, {LOG_BYTES // 1024} KB logs, "
-        f"{WORKER_CONCURRENCY} worker processes ==",
+        f"gunicorn {web_shape()}, {WORKER_CONCURRENCY} worker processes ==",
         f"machine: {processor_name()}; one core's reference work (bench/loadtest/cpu.py,"
         f" lower is faster) {reference[0]:.1f} ms before the phases, {reference[1]:.1f} ms after",
         f"end to end, offered up to {RATE:g}/s for {SECONDS} s, held back while more than"
