@@ -14,7 +14,7 @@ import re
 
 from rootcause.masking.cluster_specs import CLUSTER_SPECS
 from rootcause.masking.spec import Spec
-from rootcause.masking.starts import user_at_host_start
+from rootcause.masking.starts import nccl_prefix_start, user_at_host_start
 from rootcause.masking.suffixes import host_tlds
 from rootcause.masking.validators import (
     validate_assignment,
@@ -410,6 +410,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>[A-Za-z][A-Za-z0-9._\-]*):\d+:\d+ \[\d+\]"),
         8,
         validate_host_value,
+        start=nccl_prefix_start,
     ),
     Spec(
         "bracket_host_port",

@@ -34,6 +34,9 @@ _USER_RUN = _table(_ALNUM + b"_.-")  # [A-Za-z0-9_.\-]
 _USER_FIRST = _table(_ALNUM + b"_")  # [A-Za-z0-9_]
 _NODE_RUN = _table(_ALNUM + b"-")  # [A-Za-z0-9\-]
 _NODE_FIRST = _table(_LETTERS)  # [A-Za-z]
+_PREFIX_RUN = _table(_ALNUM + b"_.-")  # [A-Za-z0-9._\-]
+# [A-Za-z] -> b"a", the bytes of the run that are not word bytes ('.', '-') -> b".", else b" "
+_PREFIX_WORDS = bytes(97 if c in _LETTERS else 46 if c in b".-" else 32 for c in range(256))
 
 
 def _run_start(buf: bytes, end: int, run: bytes) -> int:
@@ -72,3 +75,16 @@ def slurm_hostlist_start(buf: bytes, end: int) -> int:
     bytes before that, from the first letter."""
     bracket = buf.rfind(b"[", 0, end - 1)
     return _first_of(buf, _run_start(buf, bracket, _NODE_RUN), bracket, _NODE_FIRST)
+
+
+def nccl_prefix_start(buf: bytes, end: int) -> int:
+    """``\\b[A-Za-z][A-Za-z0-9._\\-]*:\\d+:\\d+ \\[\\d+\\]``: the match ends with its only
+    ``]``; its ``[`` is the last before that, and the name ends at the second ``:`` before it
+    (only digits and a blank between). The name starts at a letter at a word boundary: the
+    run's first byte, or a letter after a ``.`` or ``-`` (after ``_``, a word byte, there is
+    no boundary); the leftmost of those."""
+    bracket = buf.rfind(b"[", 0, end - 1)
+    colon = buf.rfind(b":", 0, buf.rfind(b":", 0, bracket))
+    run = _run_start(buf, colon, _PREFIX_RUN)
+    words = buf[run:colon].translate(_PREFIX_WORDS)
+    return run if words[:1] == b"a" else run + words.find(b".a") + 1
