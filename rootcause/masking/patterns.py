@@ -14,7 +14,7 @@ import re
 
 from rootcause.masking.cluster_specs import CLUSTER_SPECS
 from rootcause.masking.spec import Spec
-from rootcause.masking.starts import nccl_prefix_start, user_at_host_start
+from rootcause.masking.starts import email_start, nccl_prefix_start, user_at_host_start
 from rootcause.masking.suffixes import host_tlds
 from rootcause.masking.validators import (
     validate_assignment,
@@ -309,6 +309,7 @@ SPECS: tuple[Spec, ...] = (
         6,
         validate_email,
         multiline=True,
+        start=email_start,
     ),
     Spec(
         "home_path_user",

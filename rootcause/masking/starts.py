@@ -29,11 +29,15 @@ def _table(allowed: bytes) -> bytes:
 _DIGITS = b"0123456789"
 _LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _ALNUM = _LETTERS + _DIGITS
+_LETTER_BYTES = frozenset(_LETTERS)
+_DIGIT_BYTES = frozenset(_DIGITS)
 _HOST_BYTES = frozenset(_ALNUM + b"-")  # what a host name ends with (a label's bytes)
 _USER_RUN = _table(_ALNUM + b"_.-")  # [A-Za-z0-9_.\-]
 _USER_FIRST = _table(_ALNUM + b"_")  # [A-Za-z0-9_]
 _NODE_RUN = _table(_ALNUM + b"-")  # [A-Za-z0-9\-]
 _NODE_FIRST = _table(_LETTERS)  # [A-Za-z]
+_EMAIL_RUN = _table(_ALNUM + b"._%+-")  # [A-Za-z0-9._%+\-]
+_DATE_BYTES = 10  # a date glued to an address: 2026-12-01
 _PREFIX_RUN = _table(_ALNUM + b"_.-")  # [A-Za-z0-9._\-]
 # [A-Za-z] -> b"a", the bytes of the run that are not word bytes ('.', '-') -> b".", else b" "
 _PREFIX_WORDS = bytes(97 if c in _LETTERS else 46 if c in b".-" else 32 for c in range(256))
@@ -88,3 +92,20 @@ def nccl_prefix_start(buf: bytes, end: int) -> int:
     run = _run_start(buf, colon, _PREFIX_RUN)
     words = buf[run:colon].translate(_PREFIX_WORDS)
     return run if words[:1] == b"a" else run + words.find(b".a") + 1
+
+
+def email_start(buf: bytes, end: int) -> int:
+    """``[A-Za-z0-9._%+\\-]+@[A-Za-z0-9\\-]+(?:\\.[A-Za-z0-9\\-]+)*\\.[A-Za-z]{2,24}``
+    ``(?:[^A-Za-z0-9]|$|(?:19|20)\\d\\d-[01]\\d-[0-3]\\d)``: the domain ends with a letter, so
+    a match ending in a letter ended at ``$``, one ending in a digit with a date (ten bytes),
+    one ending in another byte consumed it. The domain holds no ``@``: the match's is the last
+    before the domain's end, and the address is the whole run of its bytes before it."""
+    last = buf[end - 1]
+    if last in _LETTER_BYTES:
+        domain_end = end
+    elif last in _DIGIT_BYTES:
+        domain_end = end - _DATE_BYTES
+    else:
+        domain_end = end - 1
+    at = buf.rfind(b"@", 0, domain_end)
+    return _run_start(buf, at, _EMAIL_RUN)

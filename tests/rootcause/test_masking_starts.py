@@ -35,10 +35,20 @@ def _databases() -> tuple[Database, Database]:
 def _random_texts() -> list[bytes]:
     rng = random.Random(33)
     # the bytes the patterns turn on: name bytes, separators, brackets, digits, line ends
-    alphabet = b"aZ9_.-@[],0 \n:/"
+    alphabet = b"aZ9_.-@[],0 \n:/%+"
     texts = [bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 400))) for _ in range(4000)]
     # and of the patterns' pieces, so that whole matches are frequent
-    pieces = [*(bytes([c]) for c in alphabet), b":12:3 [4]", b"[1-3,5]", b"@node-1 ", b"x.y"]
+    pieces = [
+        *(bytes([c]) for c in alphabet),
+        b":12:3 [4]",
+        b"[1-3,5]",
+        b"@node-1 ",
+        b"x.y",
+        b".com",
+        b"2026-12-01",
+        b"%+",
+        b"u@d.io",
+    ]
     texts += [b"".join(rng.choices(pieces, k=rng.randint(1, 120))) for _ in range(4000)]
     # a name run longer than the first look back (starts._BACK)
     texts += [b"x" * 700 + b"@gpu-node-1 ", b"." * 300 + b"a" * 600 + b"node-[1-3]", b"a@b"]
@@ -47,7 +57,13 @@ def _random_texts() -> list[bytes]:
 
 def test_the_patterns_found_from_their_end_are_the_costly_ones() -> None:
     names = {s.name for s in FOUND_FROM_END}
-    assert names == {"user_at_host_user", "user_at_host_host", "slurm_hostlist", "nccl_prefix"}
+    assert names == {
+        "user_at_host_user",
+        "user_at_host_host",
+        "slurm_hostlist",
+        "nccl_prefix",
+        "email",
+    }
     assert all(not spec_flags(s) & hyperscan.HS_FLAG_SOM_LEFTMOST for s in FOUND_FROM_END)
 
 
