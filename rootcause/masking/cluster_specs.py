@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from rootcause.masking.spec import Spec
+from rootcause.masking.starts import slurm_hostlist_start
 from rootcause.masking.validators import (
     is_placeholder,
     phone_bounds_ok,
@@ -174,6 +175,7 @@ CLUSTER_SPECS: tuple[Spec, ...] = (
         8,
         validate_nodelist,
         word=True,
+        start=slurm_hostlist_start,
     ),
     Spec(
         # scontrol show job: NodeList=, BatchHost=, AllocNode:Sid=host:pid

@@ -28,7 +28,7 @@ import hyperscan
 
 from rootcause.masking.patterns import SPECS
 from rootcause.masking.prefilters import PREFILTERS
-from rootcause.masking.scanner import Database, spec_flags
+from rootcause.masking.scanner import Database, spec_flags, spec_starts
 
 DENSE_ENTITY = "DENSE_LINE"
 DENSE_TOKEN = b"<DENSE_LINE>"
@@ -62,7 +62,7 @@ def guard_database() -> Database:
     """Every masking pattern (ids as in SPECS) and every Presidio prefilter after them."""
     expressions = [s.hs for s in SPECS] + [pattern for pattern, _ in PREFILTERS.values()]
     flags = [spec_flags(s) for s in SPECS] + [hyperscan.HS_FLAG_SOM_LEFTMOST] * len(PREFILTERS)
-    return Database(expressions, flags, cache=True)
+    return Database(expressions, flags, cache=True, starts=spec_starts(SPECS))
 
 
 def bounded_hits(buf: bytes, limit: int) -> tuple[Hits, bool]:

@@ -334,8 +334,12 @@ class Masker:
             # the production analyzer (recognizer.LogAnalyzerEngine): see focus.py
             return focused_spans(self, cast("FocusedAnalyzer", analyzer), chunk, buf, keys)
         candidates = self._find(chunk, buf)
+        # Found from the learning pass's verdicts (verdicts.py): its names are in candidates
+        # only as the learning pass found them on these bytes, and learned from there (or
+        # refused for good: _learnable is pure, and _learned only grows).
+        taught = self._found is not None
         self._hits = self._scanned = self._found = None
-        return self.resolved(buf, candidates, keys)
+        return self.resolved(buf, candidates, keys, learn=not taught)
 
     def take_hits(self) -> Hits | None:
         """The main database's hits in the chunk being masked, if its guard scan had them;
@@ -349,11 +353,18 @@ class Masker:
         return self._ad_hoc
 
     def resolved(
-        self, buf: bytes, candidates: list[Candidate], keys: list[tuple[int, int]]
+        self,
+        buf: bytes,
+        candidates: list[Candidate],
+        keys: list[tuple[int, int]],
+        *,
+        learn: bool = True,
     ) -> list[Candidate]:
         """``candidates`` (a list of its own: it is sorted) with the learned names' mentions,
-        resolved; names are learned from ``candidates`` first."""
-        self._learn(buf, candidates)
+        resolved; names are learned from ``candidates`` first (unless ``learn`` is False:
+        they were already)."""
+        if learn:
+            self._learn(buf, candidates)
         self._update_learned()
         if self._learned_db is not None:
             entities = tuple(self._learned.values())

@@ -14,6 +14,7 @@ import re
 
 from rootcause.masking.cluster_specs import CLUSTER_SPECS
 from rootcause.masking.spec import Spec
+from rootcause.masking.starts import email_start, nccl_prefix_start, user_at_host_start
 from rootcause.masking.suffixes import host_tlds
 from rootcause.masking.validators import (
     validate_assignment,
@@ -276,6 +277,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>" + _USER_AT + rb")@(?P<h>" + _AT_HOST + rb")"),
         7,
         validate_user_at_host,
+        start=user_at_host_start,
     ),
     Spec(
         "user_at_host_host",
@@ -284,6 +286,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<u>" + _USER_AT + rb")@(?P<v>" + _AT_HOST + rb")"),
         8,
         validate_user_at_host,
+        start=user_at_host_start,
     ),
     Spec(
         "cloud_ip_host",
@@ -306,6 +309,7 @@ SPECS: tuple[Spec, ...] = (
         6,
         validate_email,
         multiline=True,
+        start=email_start,
     ),
     Spec(
         "home_path_user",
@@ -407,6 +411,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>[A-Za-z][A-Za-z0-9._\-]*):\d+:\d+ \[\d+\]"),
         8,
         validate_host_value,
+        start=nccl_prefix_start,
     ),
     Spec(
         "bracket_host_port",

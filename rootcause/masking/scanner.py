@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
+from typing import TypeVar
 
 import hyperscan
 
@@ -26,6 +27,9 @@ from rootcause.masking.patterns import (
     SPECS,
     Spec,
 )
+from rootcause.masking.starts import StartOf
+
+_T = TypeVar("_T")
 
 # A confirmation never looks further than this past the anchor: bounded work per candidate.
 _CONFIRM_WINDOW = 4096
@@ -43,7 +47,17 @@ class Candidate:
 class Database:
     """A compiled block-mode database; scans are serialised because one scratch is shared."""
 
-    def __init__(self, expressions: list[bytes], flags: list[int], *, cache: bool = False) -> None:
+    def __init__(
+        self,
+        expressions: list[bytes],
+        flags: list[int],
+        *,
+        cache: bool = False,
+        starts: dict[int, StartOf] | None = None,
+    ) -> None:
+        """``starts``: the ids of patterns compiled without a start of match, each with the
+        function that gives the start Hyperscan's leftmost start of match would (``Spec.start``):
+        every scan reports it in their hits."""
         # Only fixed patterns are cached (hscache): a database of names learned from a log, or
         # of an organisation's terms, would put them on disk.
         if cache:
@@ -57,12 +71,27 @@ class Database:
                 flags=flags,
             )
         self._lock = threading.Lock()
+        self._starts = starts or {}
+
+    def _started(self, buf: bytes, on_match: Callable[..., _T]) -> Callable[..., _T]:
+        """``on_match`` with the start of the hits of ``_starts``' patterns filled in."""
+        starts = self._starts
+        if not starts:
+            return on_match
+
+        def on_hit(pid: int, start: int, end: int, flags: int, context: object) -> _T:
+            start_of = starts.get(pid)
+            if start_of is not None:
+                start = start_of(buf, end)
+            return on_match(pid, start, end, flags, context)
+
+        return on_hit
 
     def scan_until(self, buf: bytes, on_match: Callable[..., bool]) -> bool:
         """Scan with a callback that returns True to stop; False if it stopped the scan."""
         with self._lock:
             try:
-                self._db.scan(buf, match_event_handler=on_match)
+                self._db.scan(buf, match_event_handler=self._started(buf, on_match))
             except hyperscan.ScanTerminated:
                 return False
         return True
@@ -88,17 +117,29 @@ class Database:
             append((pid, start, end))
 
         with self._lock:
-            self._db.scan(buf, match_event_handler=on_match)
+            self._db.scan(buf, match_event_handler=self._started(buf, on_match))
         return hits
 
 
 def spec_flags(spec: Spec) -> int:
-    flags = hyperscan.HS_FLAG_SOM_LEFTMOST if spec.som else 0
+    flags = hyperscan.HS_FLAG_SOM_LEFTMOST if spec.som and spec.start is None else 0
     if spec.caseless:
         flags |= hyperscan.HS_FLAG_CASELESS
     if spec.multiline:
         flags |= hyperscan.HS_FLAG_MULTILINE
     return flags
+
+
+def spec_starts(specs: tuple[Spec, ...]) -> dict[int, StartOf]:
+    """The ids of ``specs`` whose start is found from the end (``Spec.start``)."""
+    return {i: s.start for i, s in enumerate(specs) if s.start is not None}
+
+
+def spec_database(specs: tuple[Spec, ...]) -> Database:
+    """The patterns of ``specs``, ids as in it (compiled once: hscache)."""
+    return Database(
+        [s.hs for s in specs], [spec_flags(s) for s in specs], cache=True, starts=spec_starts(specs)
+    )
 
 
 # The patterns a name can be learned from (a home path, an NCCL prefix, host=, user@host):
@@ -218,7 +259,7 @@ def find_learning_candidates(
 @lru_cache(maxsize=1)
 def main_database() -> Database:
     """Compiled once per process (~0.2 s), shared by every Masker."""
-    return Database([s.hs for s in SPECS], [spec_flags(s) for s in SPECS], cache=True)
+    return spec_database(SPECS)
 
 
 # The patterns no name is learned from: the masking pass of a chunk the learning pass read
@@ -228,14 +269,12 @@ REST_SPECS: tuple[Spec, ...] = tuple(s for s in SPECS if s.entity not in LEARNED
 
 @lru_cache(maxsize=1)
 def rest_database() -> Database:
-    return Database([s.hs for s in REST_SPECS], [spec_flags(s) for s in REST_SPECS], cache=True)
+    return spec_database(REST_SPECS)
 
 
 @lru_cache(maxsize=1)
 def learning_database() -> Database:
-    return Database(
-        [s.hs for s in LEARNING_SPECS], [spec_flags(s) for s in LEARNING_SPECS], cache=True
-    )
+    return spec_database(LEARNING_SPECS)
 
 
 def learned_database(names: tuple[bytes, ...]) -> Database:

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rootcause.masking.starts import StartOf
+
 # (buffer, value start, value end, confirm match) -> the entity to report, None to reject, or
 # (entity, end) for a shorter value than the pattern took.
 Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | tuple[str, int] | None]
@@ -28,3 +30,7 @@ class Spec:
     # too costly for its pattern: the host names' thousand suffixes); ``confirm`` is then
     # searched in the bytes before that end and must end with ``$``.
     som: bool = True
+    # Set: Hyperscan tracks no start of match for this pattern (costly for one that opens with
+    # an unbounded repetition) and this gives, from the end, the leftmost start it would have
+    # reported (starts.py); every scan's hits carry that start, as with ``som``.
+    start: StartOf | None = None
