@@ -128,7 +128,8 @@ def rows_of(name: str, corpus: Path, engine: Engine) -> list[Row]:
 
 def fit(rows: Sequence[Scored], strength: float, base: Calibration | None = None) -> Calibration:
     """The table: each bin's rate shrunk towards `base` at the bin's mean score (without a base,
-    towards the mean score itself), then made non-decreasing."""
+    towards the mean score itself), with `base`'s own points beyond the rows' scores, then made
+    non-decreasing."""
     bins: list[tuple[float, float, int]] = []  # (mean score, shrunk rate, weight)
     for lo, hi in itertools.pairwise(EDGES):
         inside = [r for r in rows if lo <= r["score"] < hi]
@@ -139,6 +140,16 @@ def fit(rows: Sequence[Scored], strength: float, base: Calibration | None = None
         prior = base(mean) if base is not None else mean
         rate = (right + strength * prior) / (len(inside) + strength)
         bins.append((mean, rate, len(inside)))
+    if base is not None and rows:
+        # outside the scores the kind's own logs reach, the table of all kinds speaks (a kind
+        # fitted on a few first looks would otherwise hold its lowest bin flat down to 0)
+        low, high = min(r["score"] for r in rows), max(r["score"] for r in rows)
+        bins += [
+            (x, y, max(1, round(strength)))
+            for x, y in zip(base.scores, base.probabilities, strict=True)
+            if x < low or x > high
+        ]
+        bins.sort()
     # pool adjacent violators: a higher score never means a lower probability
     pooled: list[list[float]] = []
     for mean, rate, weight in bins:

@@ -215,3 +215,14 @@ def test_one_corpus_holding_every_miss_of_a_kind_takes_the_weakest_prior():
     rows += [_scored("z", "k", i % 2 == 0) for i in range(6)]
 
     assert choose_kind_strength(rows, "k", 5.0) == STRENGTHS[0]
+
+
+def test_below_a_kinds_lowest_score_the_table_of_all_kinds_speaks():
+    # a kind fitted on a few first looks, all at high scores, does not hold its lowest bin flat
+    # down to weak evidence: there the table of all kinds (here 0.3 at 0.3) decides
+    base = Calibration((0.3, 0.97), (0.3, 0.95))
+    rows = [_scored("new", INFERRED, True, score=0.97) for _ in range(10)]
+    table = fit(rows, 5.0, base)
+
+    assert table(0.3) == 0.3
+    assert table(0.97) > 0.95
