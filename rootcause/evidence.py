@@ -380,6 +380,8 @@ class LineContext:
         if launcher and not info.explicit:
             rank = self._launcher_block_rank(i)
         elif (rank is None or ts is None) and is_tracebackish(info.text):
+            if rank is None and info.text.startswith("Traceback (most recent"):
+                rank = self._mp_child_above(i)
             # an unprefixed traceback continues the last line that named a rank or a time
             for j in range(i - 1, max(-1, i - LOOKBACK_LINES), -1):
                 prev = self._resolved.get(j) or self.parsed(j)
@@ -400,6 +402,19 @@ class LineContext:
         resolved = LineInfo(info.text, rank, info.host, info.explicit, ts, local)
         self._resolved[i] = resolved
         return resolved
+
+    def _mp_child_above(self, i: int) -> int | None:
+        """The rank of multiprocessing's `Process SpawnProcess-N:` header printed by the child
+        just before this traceback, when other ranks' lines (their stdout, interleaved
+        with its stderr) or blank lines came in between: the traceback is the header's child's,
+        not the interleaved rank's."""
+        for j in range(i - 1, max(-1, i - 4), -1):
+            prev = self.parsed(j)
+            if prev.rank is not None and _MP_CHILD_RE.match(prev.text):
+                return prev.rank
+            if prev.text.strip() and (prev.rank is None or is_tracebackish(prev.text)):
+                return None
+        return None
 
     def _launcher_block_rank(self, i: int) -> int | None:
         """`rank : 2 (local_rank: 2)` in torchrun's failure summary, for the lines of its entry."""

@@ -121,16 +121,15 @@ def test_a_likely_answer_does_not_add_the_deciding_fact():
     assert not any(f.startswith("what would decide it") for f in result.missing_facts)
 
 
-def test_expected_calibration_error_on_run_produced_multi_rank_logs_is_at_most_five_points():
-    # issue 32: sealed2 found the stated confidence too high on run-produced multi-rank logs; the
-    # committed rows of realruns/dev and realruns/dev_r3's first look (scored before the engine
-    # learnt from it) that name a rank or none on a multi-rank log hold it
-    rows = [
-        r
-        for r in _rows()
-        if r["corpus"].startswith("realruns/") and r["kind"] not in (ONE_PROCESS, PROPOSED)
-    ]
-    assert len(rows) >= 80
+def test_expected_calibration_error_on_the_first_look_rows_is_at_most_five_points():
+    # issue 32: sealed2 and sealed3 found the stated confidence too high on run-produced
+    # multi-rank logs the engine had not seen; the rows scored on arrival (realruns/dev_r3's and
+    # dev_r4's first looks, before the engine learnt from them) are the nearest thing to such
+    # logs in the open, and the multi-rank tables are fitted on them
+    rows = first_look_rows()
+    assert len({r["corpus"] for r in rows}) >= 2
+    assert sum(r["kind"] not in (ONE_PROCESS, PROPOSED) for r in rows) >= 80
+    assert not all(r["right"] for r in rows)
     _, ece = reliability(
         [calibrated(r["score"], r["kind"]) for r in rows], [r["right"] for r in rows]
     )
@@ -138,9 +137,29 @@ def test_expected_calibration_error_on_run_produced_multi_rank_logs_is_at_most_f
     assert ece <= 0.05
 
 
+def test_multi_rank_kinds_are_fitted_on_first_looks_only():
+    # a corpus the rank rules were written from is right on every multi-rank log; a first look
+    # is right less often, and it alone decides the multi-rank tables
+    built = [_scored(c, k, True) for c in "xyz" for k in (OWN_ERROR, INFERRED) for _ in range(40)]
+    first = [_scored("new", OWN_ERROR, i % 4 != 0) for i in range(20)]
+    first += [_scored("new", INFERRED, i % 2 == 0) for i in range(4)]
+    first += [_scored("new", ONE_PROCESS, True) for _ in range(10)]
+    every, kinds = fit_kinds(built + first, 5.0, frozenset({"new"}))
+
+    assert abs(kinds[OWN_ERROR][0](0.97) - 0.75) < 0.1
+    assert kinds[OWN_ERROR][2] == 20
+    # a kind with too few first-look rows takes every first-look multi-rank row (17 of 24 right)
+    assert kinds[INFERRED][2] == 24
+    assert abs(kinds[INFERRED][0](0.97) - 17 / 24) < 0.1
+    assert every(0.97) > 0.9
+    # without first looks, as before: each kind on its own rows
+    _, plain = fit_kinds(built + first, 5.0)
+    assert plain[OWN_ERROR][2] == 140
+
+
 def test_a_corpus_scored_on_arrival_is_fitted_from_its_first_look():
     first = first_look_rows()
-    assert first, "realruns/dev_r3 was scored on arrival"
+    assert {"realruns/dev_r3", "realruns/dev_r4"} <= {r["corpus"] for r in first}
     assert all(r["engine"] and "sealed" not in r["corpus"] for r in first)
     looked = {r["corpus"] for r in first}
     fitted = [r for r in _rows() if r["corpus"] in looked]
@@ -196,3 +215,14 @@ def test_one_corpus_holding_every_miss_of_a_kind_takes_the_weakest_prior():
     rows += [_scored("z", "k", i % 2 == 0) for i in range(6)]
 
     assert choose_kind_strength(rows, "k", 5.0) == STRENGTHS[0]
+
+
+def test_below_a_kinds_lowest_score_the_table_of_all_kinds_speaks():
+    # a kind fitted on a few first looks, all at high scores, does not hold its lowest bin flat
+    # down to weak evidence: there the table of all kinds (here 0.3 at 0.3) decides
+    base = Calibration((0.3, 0.97), (0.3, 0.95))
+    rows = [_scored("new", INFERRED, True, score=0.97) for _ in range(10)]
+    table = fit(rows, 5.0, base)
+
+    assert table(0.3) == 0.3
+    assert table(0.97) > 0.95

@@ -75,10 +75,11 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
-    # round 3's open and blind parts
+    # round 3's open and blind parts, dev_r4 round 4's open part
     assert names == [
         "realruns/dev",
         "realruns/dev_r3",
+        "realruns/dev_r4",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
@@ -92,6 +93,7 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "shared/dev9",
         "realruns/dev",
         "realruns/dev_r3",
+        "realruns/dev_r4",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",

@@ -435,3 +435,77 @@ def test_a_dataloader_workers_reraised_traceback_keeps_the_rank_above_it():
     assert result.failure is not None
     assert result.failure.slug == "collate-size-mismatch"
     assert result.initiating_rank == 1
+
+
+def _mp_inplace_log(between: list[str]) -> str:
+    # programs/launch.py-style mp run (generate.py --round 4's in-place run): rank 1's child
+    # prints multiprocessing's header, then its traceback; `between` comes in between, and the two
+    # other ranks only lose their peer
+    lost = (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by "
+        "peer [127.0.0.1]:43436. This is typically caused by a remote worker crashing."
+    )
+    frames = [
+        "Traceback (most recent call last):",
+        '  File "multiprocessing/process.py", line 314, in _bootstrap',
+        "    self.run()",
+    ]
+    return "\n".join(
+        [
+            "rank 0: started rank 0 of 3",
+            "rank 1: started rank 1 of 3",
+            "rank 2: started rank 2 of 3",
+            "rank 0: step 2/12 loss 1.6581 grad_norm 1.042",
+            "rank 1: step 2/12 loss 1.8780 grad_norm 1.042",
+            "Process SpawnProcess-2:",
+            *between,
+            *frames,
+            '  File "train.py", line 432, in run',
+            "    loss.backward()",
+            "RuntimeError: one of the variables needed for gradient computation has been modified "
+            "by an inplace operation: [torch.FloatTensor [8, 24]], which is output 0 of Sigmoid, "
+            "is at version 2; expected version 0 instead.",
+            "Process SpawnProcess-1:",
+            *frames,
+            lost,
+            "Process SpawnProcess-3:",
+            *frames,
+            lost,
+            "worker processes failed: [(0, 1), (1, 1), (2, 1)]",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        [],
+        # another rank's stdout line, and a blank one, between the child's header and traceback
+        ["", "rank 2: step 2/12 loss 1.7370 grad_norm 1.042"],
+        ["rank 2: step 2/12 loss 1.7370 grad_norm 1.042"],
+    ],
+)
+def test_a_rank_line_between_a_childs_header_and_its_traceback_does_not_take_it(
+    between: list[str],
+) -> None:
+    result = get_engine().diagnose([_mp_inplace_log(between) + "\n"])
+
+    assert result.failure is not None
+    assert result.failure.slug == "inplace-modification"
+    assert result.initiating_rank == 1
+
+
+def test_a_childs_header_far_above_a_traceback_does_not_name_its_rank() -> None:
+    # the converse: a traceback under a line of another kind (here a frame-less message of rank 2)
+    # is not the header's, which is more than the interleaving's few lines above
+    text = _mp_inplace_log(
+        [
+            "rank 2: step 2/12 loss 1.7370 grad_norm 1.042",
+            "rank 2: step 3/12 loss 1.6012 grad_norm 1.020",
+            "rank 2: step 4/12 loss 1.5501 grad_norm 1.007",
+            "rank 2: step 5/12 loss 1.4999 grad_norm 0.998",
+        ]
+    )
+    result = get_engine().diagnose([text + "\n"])
+
+    assert result.initiating_rank == 2

@@ -14,8 +14,8 @@ from rootcause.catalogue import CATALOGUE_DIR
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
 # every part whose labels and logs must be well formed: the second blind part (--round 2) too,
-# and round 3's open and blind parts
-CHECKED = (*PARTS, "sealed2", "dev_r3", "sealed3")
+# round 3's open and blind parts, and round 4's open part
+CHECKED = (*PARTS, "sealed2", "dev_r3", "sealed3", "dev_r4")
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
 
@@ -112,6 +112,18 @@ def test_round_3_parts_are_new_runs_weighted_to_one_rank_breaking_first() -> Non
     assert len(blind) >= 15
     for rows in (dev, blind):
         assert sum(row["initiating_rank"] is not None for row in rows) >= 0.6 * len(rows)
+
+
+def test_round_4_is_new_runs_weighted_to_one_rank_breaking_first() -> None:
+    """corpus/dev_r4 (generate.py --round 4) shares no scenario with the earlier parts; three in
+    four of its runs have a known initiating rank."""
+    earlier = {
+        row["file"] for part in (*PARTS, "sealed2", "dev_r3", "sealed3") for row in labels(part)
+    }
+    rows = labels("dev_r4")
+    assert not {row["file"] for row in rows} & earlier
+    assert len(rows) >= 50
+    assert sum(row["initiating_rank"] is not None for row in rows) >= 0.7 * len(rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:
