@@ -1,8 +1,9 @@
 """A small DDP job over gloo for the live tests (runs in .venv-realruns under torchrun).
 
 LIVE_FAULT picks what happens at LIVE_FAIL_STEP on rank LIVE_FAIL_RANK:
-  oom          the rank asks the CPU allocator for 64 TiB (a real allocator failure); the other
-               ranks wait in their next all-reduce until the gloo timeout (LIVE_TIMEOUT seconds)
+  oom          the rank asks the CPU allocator for 64 TiB (a real allocator failure) and exits;
+               over gloo the others often see its socket close at once and fail in their next
+               all-reduce, or else wait there until the gloo timeout (LIVE_TIMEOUT seconds)
   oom-stays    as oom, but the failing rank prints its traceback and its process stays: over gloo
                the others would otherwise see its socket close at once, where NCCL ranks wait for
                the watchdog; here they wait in their all-reduce for the gloo timeout
