@@ -1353,6 +1353,25 @@ def round4_scenarios(
     return _drawn(4, seed, taken, prior, ROUND4_RANKED, (ranked, every_rank, single, healthy))
 
 
+def round5_scenarios(
+    seed: int = 5,
+    exclude: set[str] | None = None,
+    ranked: int = 44,
+    every_rank: int = 4,
+    single: int = 2,
+    healthy: int = 5,
+) -> list[Scenario]:
+    """Development runs drawn like round 4 with a seed of their own, never one of rounds 1-4's
+    names or combinations (rounds 2-4 from their draws in code, not from a sealed part's files).
+    `--round 5` writes all of them to corpus/dev_r5/, open: a third first look for the
+    calibration. Deterministic for a seed and an exclude set."""
+    earlier = round2_scenarios() + round3_scenarios() + round4_scenarios()
+    taken = existing_names() if exclude is None else set(exclude)
+    taken |= {sc.name for sc in earlier}
+    prior = {_key(sc) for sc in scenarios() + fresh_scenarios() + earlier}
+    return _drawn(5, seed, taken, prior, ROUND4_RANKED, (ranked, every_rank, single, healthy))
+
+
 def _drawn(
     round_no: int,
     seed: int,
@@ -1364,15 +1383,19 @@ def _drawn(
     """The draw of round 2 and later rounds: `counts` runs where one rank breaks, where every rank
     fails alike, of one process, and healthy, each accepted only when its name is not in `taken`
     and its `_key` is neither in `first_keys` nor already drawn."""
+    import itertools
     import random
 
     ranked, every_rank, single, healthy = counts
     rng = random.Random(seed)
     out: list[Scenario] = []
-    # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4 (none
-    # used in round 1)
+    # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4,
+    # 3000-3799 in round 5 (none used in round 1)
     low = 200 if round_no == 2 else 1000 * (round_no - 2)
-    seeds = iter(rng.sample(range(low, low + 800), 200))
+    first = rng.sample(range(low, low + 800), 200)
+    # past those 200 (round 5's exclusions reject more draws), the rest of the range in order:
+    # no further call on rng, so a draw that never ran out is what it always was
+    seeds = itertools.chain(first, sorted(set(range(low, low + 800)) - set(first)))
     tag_round = f"round {round_no}"
 
     def accept(sc: Scenario) -> bool:
@@ -1578,10 +1601,11 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2, 3, 4),
+        choices=(1, 2, 3, 4, 5),
         help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
         " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind);"
-        " 4: round4_scenarios into corpus/dev_r4/ (open)",
+        " 4: round4_scenarios into corpus/dev_r4/ (open);"
+        " 5: round5_scenarios into corpus/dev_r5/ (open)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1590,6 +1614,7 @@ def main() -> int:
 
     version = torch.__version__
     round2, round3, round4 = args.round == 2, args.round == 3, args.round == 4
+    round5 = args.round == 5
     pool = (
         fresh_scenarios()
         if args.fresh
@@ -1599,6 +1624,8 @@ def main() -> int:
         if round3
         else round4_scenarios()
         if round4
+        else round5_scenarios()
+        if round5
         else scenarios()
     )
     chosen = [sc for sc in pool if args.only in sc.name]
@@ -1609,10 +1636,13 @@ def main() -> int:
         + round2_scenarios()
         + round3_scenarios()
         + round4_scenarios()
+        + round5_scenarios()
     ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round5:
+            return "dev_r5"
         if round4:
             return "dev_r4"
         if round3:
@@ -1636,6 +1666,8 @@ def main() -> int:
         if round3
         else ("dev_r4",)
         if round4
+        else ("dev_r5",)
+        if round5
         else ("dev", "sealed")
     )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}
