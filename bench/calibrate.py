@@ -1,13 +1,13 @@
 """Fit the confidence calibration (rootcause/engine/calibration.json) on the development corpora.
 
 `python -m bench.calibrate --shared ../shared` diagnoses every log of ../shared/corpus/{dev,dev2,
-dev3} and bench/realruns/corpus/{dev,dev_r3} with raw evidence scores, records for each diagnosed
-log its score, the kind of answer (rootcause.engine.calibration.answer_kind: one process, several
-ranks and none named, a rank named by its own error or by inference) and whether the diagnosis
-was right (the class, and the initiating rank where the label names one; a class named for an
-out-of-taxonomy log is wrong), writes those rows to bench/calibration_rows.jsonl (the test holds
-the expected calibration error on them) and the fitted tables to calibration.json. No sealed
-part is ever read here.
+dev3} and bench/realruns/corpus/{dev,dev_r3,dev_r4,dev_r5} with raw evidence scores, records for
+each diagnosed log its score, the kind of answer (rootcause.engine.calibration.answer_kind: one
+process, several ranks and none named, a rank named by its own error or by inference) and whether
+the diagnosis was right (the class, and the initiating rank where the label names one; a class
+named for an out-of-taxonomy log is wrong), writes those rows to bench/calibration_rows.jsonl
+(the test holds the expected calibration error on them) and the fitted tables to
+calibration.json. No sealed part is ever read here.
 
 A corpus the engine then learns from stops measuring how often it is right on logs it has not
 seen: today's engine is right on nearly every development log by construction. So a new corpus
@@ -25,12 +25,16 @@ that kind's logs, except that each bin is shrunk towards the table of all kinds 
 bin's mean score) rather than towards the score itself, its strength also chosen by leaving one
 corpus out (refitting the table of all kinds without that corpus too) where that can tell.
 
-The multi-rank kinds' tables are fitted on first-look rows only (realruns/dev_r3's and dev_r4's):
-on every other corpus the rank rules were written from those very logs, so a rank named there is
-right by construction (~100 %), while run-produced logs the engine had not seen got ~88 % (the
-blind sealed2 and sealed3 said the same). A multi-rank kind with fewer than MIN_KIND_ROWS
-first-look rows takes the table of every first-look multi-rank row. The table of all kinds, which
-one process and proposed answers keep, is fitted on every row as before.
+The multi-rank kinds' tables are fitted on first-look rows only (realruns/dev_r3's, dev_r4's and
+dev_r5's): on every other corpus the rank rules were written from those very logs, so a rank named
+there is right by construction (~100 %), while run-produced logs the engine had not seen got
+~88-95 % (the blind sealed2 and sealed3 said the same). A multi-rank kind with fewer than
+MIN_KIND_ROWS first-look rows takes the table of every first-look multi-rank row. Each bin of
+those tables is shrunk towards the first looks' own rate of right multi-rank answers (capped by
+the table of all kinds, first_look_prior), not towards the table of all kinds, which states ~0.98
+at high scores because it is fitted mostly on logs the engine was written from; the strength is
+chosen among STRENGTHS by leaving one first look out. The table of all kinds, which one
+process and proposed answers keep, is fitted on every row as before.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ STRENGTHS = (5.0, 10.0, 20.0, 50.0)
 # a kind of answer with fewer diagnosed logs than this takes the table of all kinds (above it the
 # prior, at least 5 pseudo-observations at the table of all kinds, keeps a small kind near it)
 MIN_KIND_ROWS = 8
-RUN_PRODUCED = ("dev", "dev_r3", "dev_r4")
+RUN_PRODUCED = ("dev", "dev_r3", "dev_r4", "dev_r5")
 # Kinds without a rank question keep the table of all kinds: most rows are theirs, and their few
 # weak-evidence logs (a lone driver line, at a score near 0.4) were right in these corpora by
 # construction; a table of their own, shrunk towards the table of all kinds, stated them certain
@@ -198,17 +202,38 @@ def kind_rows(rows: Sequence[Scored], kind: str, looked: frozenset[str]) -> list
     return of_kind if len(of_kind) >= MIN_KIND_ROWS else first
 
 
+def first_look_prior(rows: Sequence[Scored], every: Calibration) -> Calibration:
+    """The prior of the multi-rank kinds' tables with first looks: the rate of right answers of
+    every first-look multi-rank row (in `rows`), but never above the table of all kinds (weak
+    evidence is no surer for being multi-rank). The table of all kinds is fitted mostly on logs
+    the engine was written from and states ~0.98 at high scores; an unseen multi-rank log is
+    right less often, which is what the first looks measure."""
+    first = [r for r in rows if r["kind"] not in ONE_TABLE]
+    if not first:
+        return every
+    rate = sum(r["right"] for r in first) / len(first)
+    return Calibration(every.scores, tuple(min(p, rate) for p in every.probabilities))
+
+
+def _kind_base(rows: Sequence[Scored], every: Calibration, looked: frozenset[str]) -> Calibration:
+    """What a kind's bins are shrunk towards: the table of all kinds, or with first looks the
+    first-look prior (first_look_prior on `looked`'s rows)."""
+    if not looked:
+        return every
+    return first_look_prior([r for r in rows if r["corpus"] in looked], every)
+
+
 def choose_kind_strength(
     rows: Sequence[Scored], kind: str, strength: float, looked: frozenset[str] = frozenset()
 ) -> float:
-    """The prior strength of one kind's table, by leaving one corpus out: the table of all kinds
-    and the kind's own are refitted without it and scored on its logs of that kind. A corpus
-    counts only when both what is left and what is left out hold a wrong answer of the kind:
-    otherwise the fold says nothing about how far the kind's own rate should move (one corpus
-    holding every miss of a kind would always ask for the strongest prior). Without such a
-    corpus the weakest prior, STRENGTHS[0], is taken: the kind's own logs decide. With first
+    """The prior strength of one kind's table, by leaving one corpus out: the table of all kinds,
+    the prior and the kind's own table are refitted without it and scored on its logs of that
+    kind. A corpus counts only when both what is left and what is left out hold a wrong answer of
+    the kind: otherwise the fold says nothing about how far the kind's own rate should move (one
+    corpus holding every miss of a kind would always ask for the strongest prior). Without such
+    a corpus the weakest prior, STRENGTHS[0], is taken: the kind's own logs decide. With first
     looks (`looked`), the kind's rows are kind_rows', so the folds are the first-look corpora:
-    fitted on one round's first look, scored on another's."""
+    fitted on the other rounds' first looks, scored on the one left out."""
     of_kind = kind_rows(rows, kind, looked)
     wrong_in = {r["corpus"] for r in of_kind if not r["right"]}
     corpora = [c for c in sorted(wrong_in) if wrong_in - {c}]
@@ -218,8 +243,9 @@ def choose_kind_strength(
     def held_out_error(kind_strength: float) -> float:
         total = 0.0
         for left_out in corpora:
-            every = fit([r for r in rows if r["corpus"] != left_out], strength)
-            table = fit([r for r in of_kind if r["corpus"] != left_out], kind_strength, every)
+            kept = [r for r in rows if r["corpus"] != left_out]
+            base = _kind_base(kept, fit(kept, strength), looked - {left_out})
+            table = fit([r for r in of_kind if r["corpus"] != left_out], kind_strength, base)
             total += brier(table, [r for r in of_kind if r["corpus"] == left_out])
         return total / len(corpora)
 
@@ -231,15 +257,16 @@ def fit_kinds(
 ) -> tuple[Calibration, dict[str, tuple[Calibration, float, int]]]:
     """The table of all kinds, and per kind with MIN_KIND_ROWS logs (table, strength, logs); with
     first looks (`looked`, the corpora whose rows are theirs), every multi-rank kind seen gets a
-    table fitted on first-look rows (kind_rows)."""
+    table fitted on first-look rows (kind_rows), shrunk towards the first-look prior."""
     every = fit(rows, strength)
+    base = _kind_base(rows, every, looked)
     kinds: dict[str, tuple[Calibration, float, int]] = {}
     for kind in sorted({r["kind"] for r in rows} - ONE_TABLE):
         of_kind = kind_rows(rows, kind, looked)
         if len(of_kind) < MIN_KIND_ROWS:
             continue
         kind_strength = choose_kind_strength(rows, kind, strength, looked)
-        kinds[kind] = (fit(of_kind, kind_strength, every), kind_strength, len(of_kind))
+        kinds[kind] = (fit(of_kind, kind_strength, base), kind_strength, len(of_kind))
     return every, kinds
 
 

@@ -151,8 +151,9 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
         for directory in sorted(shared_corpus.iterdir()):
             if (directory / "labels.jsonl").is_file():
                 found.append((f"shared/{directory.name}", directory))
-    # dev_r3 and sealed3: round 3's open and blind parts (generate.py --round 3); dev_r4: round 4
-    for part in ("dev", "dev_r3", "dev_r4", "sealed", "sealed2", "sealed3", "fresh"):
+    # dev_r3 and sealed3: round 3's open and blind parts (generate.py --round 3); dev_r4 and
+    # dev_r5: rounds 4 and 5
+    for part in ("dev", "dev_r3", "dev_r4", "dev_r5", "sealed", "sealed2", "sealed3", "fresh"):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found
@@ -338,19 +339,22 @@ def accuracy_markdown(
         "class is named. ECE is the expected calibration error of the stated confidence over the",
         "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
         "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3,",
-        "realruns/dev, dev_r3 and dev_r4 (`python -m bench.calibrate`), never on a sealed part.",
+        "realruns/dev, dev_r3, dev_r4 and dev_r5 (`python -m bench.calibrate`), never on a",
+        "sealed part.",
         "Those corpora are also the ones the engine's signals were written from, so their own ECE",
-        "is small by construction; realruns/dev_r3 and dev_r4 enter the fit with their first",
-        "looks (their answers from the engine before anything was learnt from them,",
+        "is small by construction; realruns/dev_r3, dev_r4 and dev_r5 enter the fit with their",
+        "first looks (their answers from the engine before anything was learnt from them,",
         "`bench/calibration_first_look.jsonl`), the tables are per kind of answer (one process;",
         "several ranks alike or none singled out; a rank by its own error or by inference), and",
-        "the multi-rank kinds' tables are fitted on the first looks alone. So the open corpora's",
+        "the multi-rank kinds' tables are fitted on the first looks alone, each shrunk towards the",
+        "first looks' own rate of right multi-rank answers. So the open corpora's",
         "multi-rank answers are stated lower than they turn out (the engine was built from them).",
         "The blind parts' figures are the ones to trust.",
         "",
         "`realruns/dev_r3` (open) and `realruns/sealed3` (blind) are round 3 (`generate.py",
         "--round 3`): new runs weighted to multi-rank jobs where one rank breaks first;",
-        "`realruns/dev_r4` (open) is round 4, development runs of the same kind.",
+        "`realruns/dev_r4` and `realruns/dev_r5` (open) are rounds 4 and 5, development runs of",
+        "the same kind.",
         "",
         "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
         " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
@@ -374,7 +378,7 @@ def accuracy_markdown(
             f" ({pct(questions['first_right'], questions['questions'])}).",
         ]
     for name, r in reports:
-        if sealed(name) or name in ("realruns/dev_r3", "realruns/dev_r4"):
+        if sealed(name) or name in ("realruns/dev_r3", "realruns/dev_r4", "realruns/dev_r5"):
             blind = " (blind: counts only)" if sealed(name) else ""
             lines += [
                 "",

@@ -14,11 +14,12 @@ traceback is as sure as anywhere, but the rank beside it is only as sure as what
 own root-cause error, a launcher's report, the one rank that reported nothing). So each answer
 has a kind (`answer_kind`: one process; several ranks, none named, and whether because they
 failed alike; or the rank and the evidence that named it), and the file holds a table per kind
-fitted on that kind's logs, each bin shrunk towards the table of all kinds (few logs of a kind
-say little); a kind without a table of its own takes the table of all kinds. The multi-rank
-kinds' logs are only the first looks of run-produced development rounds (each scored on arrival,
-before the engine learnt from it): on any corpus the rank rules were written from, a named rank
-is right by construction and says nothing of an unseen log.
+fitted on that kind's logs, each bin shrunk towards a prior (few logs of a kind say little); a
+kind without a table of its own takes the table of all kinds. The multi-rank kinds' logs are only
+the first looks of run-produced development rounds (each scored on arrival, before the engine
+learnt from it): on any corpus the rank rules were written from, a named rank is right by
+construction and says nothing of an unseen log. Their prior is the first looks' own rate of right
+multi-rank answers, never above the table of all kinds.
 """
 
 from __future__ import annotations
