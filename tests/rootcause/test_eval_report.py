@@ -75,11 +75,12 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
-    # round 3's open and blind parts, dev_r4 round 4's open part
+    # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts
     assert names == [
         "realruns/dev",
         "realruns/dev_r3",
         "realruns/dev_r4",
+        "realruns/dev_r5",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
@@ -94,6 +95,7 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "realruns/dev",
         "realruns/dev_r3",
         "realruns/dev_r4",
+        "realruns/dev_r5",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
