@@ -311,6 +311,18 @@ def reliability(
     return table, gap / max(1, len(probabilities))
 
 
+def pooled_ece(tables: list[list[tuple[str, int, float, float]]]) -> float:
+    """The expected calibration error of several corpora taken as one, from their `reliability`
+    tables (the deciles' counts, mean stated and rate right add up)."""
+    pool: dict[str, tuple[int, float, float]] = {}
+    for table in tables:
+        for span, n, stated, rate in table:
+            count, stated_sum, right_sum = pool.get(span, (0, 0.0, 0.0))
+            pool[span] = (count + n, stated_sum + n * stated, right_sum + n * rate)
+    total = sum(count for count, _, _ in pool.values())
+    return sum(abs(s - r) for _, s, r in pool.values()) / max(1, total)
+
+
 def first_look_rows(path: Path = FIRST_LOOK) -> list[FirstLook]:
     """The committed first-look rows: corpora scored on arrival, before the engine learnt them."""
     if not path.is_file():

@@ -12,6 +12,7 @@ from bench.calibrate import (
     first_look_rows,
     fit,
     fit_kinds,
+    pooled_ece,
     reliability,
     rows_of,
 )
@@ -38,6 +39,7 @@ REALRUNS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 REALRUNS_DEV = REALRUNS / "dev"
 # the goal of issue 32, on the part of the run-produced corpus the table was not fitted on
 SEALED_ECE_LIMIT = 0.05
+SEALED_PARTS = ("sealed", "sealed2", "sealed3")
 
 
 def _rows() -> list[dict]:
@@ -54,14 +56,16 @@ def test_expected_calibration_error_on_the_committed_rows_is_at_most_five_points
     assert ece <= 0.05
 
 
-def test_expected_calibration_error_on_the_sealed_part_is_at_most_five_points():
-    # the measure of docs/accuracy.md: the stated confidence of every diagnosed log of
-    # realruns/sealed against whether the class (and the labelled rank) was right; only the
-    # figure is read here, as make eval does (nobody tunes the engine on these logs)
-    report = evaluate(REALRUNS / "sealed", get_engine())
+def test_expected_calibration_error_on_the_sealed_parts_is_at_most_five_points():
+    # the measure of docs/accuracy.md: the stated confidence of every diagnosed log of the
+    # sealed parts (realruns/sealed, sealed2, sealed3) against whether the class (and the
+    # labelled rank) was right, taken together: a part of 18-32 logs moves by 0.03-0.05 with one
+    # answer. Only the figures are read here, as make eval does (nobody tunes on these logs).
+    engine = get_engine()
+    reports = [evaluate(REALRUNS / part, engine) for part in SEALED_PARTS]
 
-    assert report["diagnosed"] >= 20
-    assert report["ece"] <= SEALED_ECE_LIMIT
+    assert sum(r["diagnosed"] for r in reports) >= 80
+    assert pooled_ece([r["reliability"] for r in reports]) <= SEALED_ECE_LIMIT
 
 
 def test_the_committed_rows_are_what_the_engine_says_today_on_the_in_repo_corpus():
