@@ -10,7 +10,9 @@
 - The assignment patterns (password=, token:, host :, aws_secret_access_key=, Bearer) stay on
   their line: a line ending in one no longer masks the first word of the next line.
 - Presidio's phone recognizer reads a window that stops at a column gap (two blanks), so it
-  masks the same number as the Hyperscan recognizers ("+49 30 55913771  0/5005").
+  masks the same number as the Hyperscan recognizers ("+49 30 55913771  0/5005"), and stops
+  at any two separators in a row: phonenumbers read "+49 30 12345678. 0.7163" (a sentence's
+  full stop, then a figure) as one longer number and Presidio masked ". 0.7163" with it.
 """
 
 from __future__ import annotations
@@ -115,3 +117,28 @@ def test_presidio_masks_a_phone_before_a_column_gap_as_the_hyperscan_recognizers
     expected = "Epoch: [0][  ALERT: paging on-call <PHONE>  0/5005]\tTime 14.382\n"
     assert mask(line) == expected
     assert mask(line, shared_analyzer()) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "Example 7: reach the front desk at +49 30 12345678. 0.7163, 'learning_rate': 1e-05",
+            "Example 7: reach the front desk at <PHONE>. 0.7163, 'learning_rate': 1e-05",
+        ),
+        ("tel: +49 30 12345678. 120/2400", "tel: <PHONE>. 120/2400"),
+        ("on-call +49 30 12345678 - 12 retries", "on-call <PHONE> - 12 retries"),
+        ("on-call +49 30 12345678- 3 left", "on-call <PHONE>- 3 left"),
+        ("on-call +49 30 12345678 -0.7163", "on-call <PHONE> -0.7163"),
+        ("on-call +49 30 12345678... 0.7163", "on-call <PHONE>... 0.7163"),
+        ("on-call +44 (0)20 7946 0393. 12", "on-call <PHONE>. 12"),
+    ],
+)
+def test_presidio_stops_a_phone_at_two_separators_as_the_hyperscan_recognizers(
+    line: str, expected: str
+) -> None:
+    pytest.importorskip("presidio_analyzer")
+    from rootcause.masking.recognizer import shared_analyzer
+
+    assert mask(line + "\n") == expected + "\n"
+    assert mask(line + "\n", shared_analyzer()) == expected + "\n"
