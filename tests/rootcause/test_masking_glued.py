@@ -13,6 +13,9 @@
   masks the same number as the Hyperscan recognizers ("+49 30 55913771  0/5005"), and stops
   at any two separators in a row: phonenumbers read "+49 30 12345678. 0.7163" (a sentence's
   full stop, then a figure) as one longer number and Presidio masked ". 0.7163" with it.
+- Presidio's phone findings are bounded as ours are (``validators.phone_bounds_ok``): a number
+  glued to more digits ("(212) 555-0143.0.7163", "...-0143-120/2400") is part of a longer
+  one on both paths, not a phone number on one and a masked piece on the other.
 """
 
 from __future__ import annotations
@@ -142,3 +145,23 @@ def test_presidio_stops_a_phone_at_two_separators_as_the_hyperscan_recognizers(
 
     assert mask(line + "\n") == expected + "\n"
     assert mask(line + "\n", shared_analyzer()) == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "loss at (212) 555-0143.0.7163 after warmup",
+        "step (212) 555-0143-120/2400 done",
+        "lr 212-555-0143.1e-05 now",
+        "seen +1 212 555 0143.2026-12-07 first",
+        "seen 1-212-555-0143.12 first",
+    ],
+)
+def test_presidio_keeps_a_phone_glued_to_more_digits_as_the_hyperscan_recognizers(
+    line: str,
+) -> None:
+    pytest.importorskip("presidio_analyzer")
+    from rootcause.masking.recognizer import shared_analyzer
+
+    assert mask(line + "\n") == line + "\n"
+    assert mask(line + "\n", shared_analyzer()) == line + "\n"
