@@ -165,3 +165,45 @@ def test_presidio_keeps_a_phone_glued_to_more_digits_as_the_hyperscan_recognizer
 
     assert mask(line + "\n") == line + "\n"
     assert mask(line + "\n", shared_analyzer()) == line + "\n"
+
+
+PHONES = [
+    "(212) 555-0143",
+    "212-555-0143",
+    "212.555.0143",
+    "1-212-555-0143",
+    "+1 212 555 0143",
+    "+33 6 12 34 56 78",
+    "+86 138 1234 5678",
+]
+VARIABLE_LENGTH = ["+49 30 12345678", "+49 30 5591377", "+44 20 7946 0393", "+91 98765 43210"]
+FOLLOWERS = ["0.7163", "12", "120/2400", "3, 'learning_rate'", "1e-05", "2026-12-07"]
+
+
+def test_client_and_server_mask_phones_before_punctuation_and_figures_alike() -> None:
+    """Every phone shape before two separators, and the fixed-length shapes glued to more
+    digits by one, with the figures a log holds after them: the same text on both paths.
+    (A variable-length number glued to digits, "+49 30 12345678.0.7163", still differs:
+    phonenumbers reads the digits as its own.)"""
+    pytest.importorskip("presidio_analyzer")
+    from rootcause.masking.recognizer import shared_analyzer
+
+    before_punctuation = [
+        f"reach the front desk at {phone}{sep}{figure}"
+        for phone in PHONES + VARIABLE_LENGTH
+        for sep in [". ", " - ", "- ", " -", " . ", ".  ", ". - ", " .", "... "]
+        for figure in FOLLOWERS
+    ]
+    lines = before_punctuation + [
+        f"tel: {p}{sep}{f}" for p in PHONES for sep in ".-" for f in FOLLOWERS
+    ]
+    # one line a text: a chunk dense with phone numbers is the density guard's (density.py)
+    light = Masker(secret=b"k", analyzer=None)
+    server = Masker(secret=b"k", analyzer=shared_analyzer())
+    differ = [
+        (line, a, b)
+        for line in lines
+        if (a := light.mask(line + "\n")) != (b := server.mask(line + "\n"))
+    ]
+    assert differ == []
+    assert all("<PHONE>" in light.mask(line + "\n") for line in before_punctuation)
