@@ -191,7 +191,7 @@ def test_client_and_server_mask_phones_before_punctuation_and_figures_alike() ->
     before_punctuation = [
         f"reach the front desk at {phone}{sep}{figure}"
         for phone in PHONES + VARIABLE_LENGTH
-        for sep in [". ", " - ", "- ", " -", " . ", ".  ", ". - ", " .", "... "]
+        for sep in [". ", " - ", "- ", " -", " . ", ".  ", ". - ", " .", "... ", ") "]
         for figure in FOLLOWERS
     ]
     lines = before_punctuation + [
