@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from bench.eval import default_corpora, sealed
-from rootcause.cli.inputs import masked_chunks, raw_pieces
+from rootcause.cli.reading import masked_chunks, raw_pieces
 from rootcause.engine import Engine, get_engine
 from rootcause.masking import iter_line_chunks
 from rootcause.result import DiagnosisResult

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from rootcause.cli.errors import InputError
-from rootcause.cli.inputs import raw_pieces
+from rootcause.cli.reading import raw_pieces
 from rootcause.cli.results import FileResult
 from rootcause.engine import Engine
 from rootcause.masking import Masker, iter_line_chunks

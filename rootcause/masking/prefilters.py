@@ -33,8 +33,11 @@ class Window:
     not_after: bytes = b""  # a hit right after one of these is no candidate (seed=4111...)
     # every byte the recognizer's findings can start or end with (None: any); see all_windows
     alphabet: frozenset[int] | None = None
-    # the continuation stops at two spaces in a row: a column gap, not a digit group's separator
-    # (phonenumbers reads "+49 30 55913771  0/5005" as one longer number)
+    # the continuation stops at two separators in a row (two of ' ', '.', '-'): a column gap
+    # or punctuation after the number, never the one separator between two digit groups of our
+    # phone patterns. phonenumbers reads "+49 30 55913771  0/5005", and "+49 30 12345678. 0.7163"
+    # or "+49 30 12345678 - 12", as one longer number: the window must end with the number.
+    # A ')' that closes no '(' of the number ends it too ("(tel +49 30 12345678) 0.7163").
     stop_at_gap: bool = False
     # a hit right after one of these words is no candidate (File <command-1234567890123456>)
     not_after_words: tuple[bytes, ...] = ()
@@ -47,6 +50,9 @@ _DIGITS = frozenset(b"0123456789")
 _ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 _UPPER_DIGITS = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_SEPARATORS = frozenset(b" .-")  # between a phone number's digit groups (one at a time)
+_GAP = (b" ", b".", b"-")  # a second separator after one: the number has ended
+_OPEN, _CLOSE = ord("("), ord(")")  # a ')' with no '(' before it in the number ends it
 
 # recognizer -> (prefilter, window), in the order of recognizer.validated_recognizers.
 PREFILTERS: dict[str, tuple[bytes, Window]] = {
@@ -101,7 +107,10 @@ def windows(db: Database, window: Window, buf: bytes) -> list[tuple[int, int]]:
         stop = end
         limit = min(len(buf), start + window.max_bytes)
         while stop < limit and buf[stop] in window.extend:
-            if window.stop_at_gap and buf[stop] == 32 and buf[stop + 1 : stop + 2] == b" ":
+            if window.stop_at_gap and (
+                (buf[stop] in _SEPARATORS and buf[stop + 1 : stop + 2] in _GAP)
+                or (buf[stop] == _CLOSE and _OPEN not in buf[start:stop])
+            ):
                 break
             stop += 1
         if window.word_end and stop < len(buf) and buf[stop] in _WORD - window.extend:

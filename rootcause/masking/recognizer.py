@@ -24,7 +24,7 @@ Importing this module imports presidio (the server extra); the light client neve
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,6 +59,7 @@ from rootcause.masking.prefilters import (
 )
 from rootcause.masking.rules import RuleSet
 from rootcause.masking.scanner import Candidate, find_candidates, log_findings
+from rootcause.masking.validators import phone_bounds_ok
 
 _SCORE = 0.9
 PRIORITY = "priority"
@@ -152,9 +153,16 @@ class PrefilteredRecognizer(EntityRecognizer):
     around its hits (a character on each side too, so that their word boundaries hold).
     """
 
-    def __init__(self, inner: EntityRecognizer, prefilter: bytes, window: Window) -> None:
+    def __init__(
+        self,
+        inner: EntityRecognizer,
+        prefilter: bytes,
+        window: Window,
+        keep: Callable[[str, int, int], bool] | None = None,
+    ) -> None:
         self.inner = inner
         self.window = window
+        self.keep = keep  # a finding (text, start, end) it reports; None: every one
         self._db = prefilter_database(prefilter)
         self._name = f"Prefiltered{type(inner).__name__}"
         super().__init__(
@@ -192,6 +200,8 @@ class PrefilteredRecognizer(EntityRecognizer):
             for r in self.inner.analyze(text[lo:hi], entities, None):  # type: ignore[arg-type]
                 r.start += lo
                 r.end += lo
+                if self.keep is not None and not self.keep(text, r.start, r.end):
+                    continue
                 # The analyzer keeps only results that name a recognizer of its registry.
                 r.recognition_metadata = {
                     **(r.recognition_metadata or {}),
@@ -200,6 +210,16 @@ class PrefilteredRecognizer(EntityRecognizer):
                 }
                 results.append(r)
         return results
+
+
+def phone_bounded(text: str, start: int, end: int) -> bool:
+    """Whether a phone number ``phonenumbers`` found in ``text[start:end]`` is bounded as our
+    phone patterns require (``validators.phone_bounds_ok``): "212-555-0143.5", "-7" after it or
+    "x=" before it make it part of a longer number, which neither path masks."""
+    lo = max(0, start - 1)
+    piece = text[lo : end + 2].encode("utf-8", "surrogatepass")
+    s = len(text[lo:start].encode("utf-8", "surrogatepass"))
+    return phone_bounds_ok(piece, s, s + len(text[start:end].encode("utf-8", "surrogatepass")))
 
 
 def validated_recognizers() -> list[PrefilteredRecognizer]:
@@ -216,6 +236,7 @@ def validated_recognizers() -> list[PrefilteredRecognizer]:
         PrefilteredRecognizer(
             PhoneRecognizer(),
             *PREFILTERS["phone"],
+            keep=phone_bounded,
         ),
         PrefilteredRecognizer(
             CryptoRecognizer(),

@@ -10,7 +10,12 @@
 - The assignment patterns (password=, token:, host :, aws_secret_access_key=, Bearer) stay on
   their line: a line ending in one no longer masks the first word of the next line.
 - Presidio's phone recognizer reads a window that stops at a column gap (two blanks), so it
-  masks the same number as the Hyperscan recognizers ("+49 30 55913771  0/5005").
+  masks the same number as the Hyperscan recognizers ("+49 30 55913771  0/5005"), and stops
+  at any two separators in a row: phonenumbers read "+49 30 12345678. 0.7163" (a sentence's
+  full stop, then a figure) as one longer number and Presidio masked ". 0.7163" with it.
+- Presidio's phone findings are bounded as ours are (``validators.phone_bounds_ok``): a number
+  glued to more digits ("(212) 555-0143.0.7163", "...-0143-120/2400") is part of a longer
+  one on both paths, not a phone number on one and a masked piece on the other.
 """
 
 from __future__ import annotations
@@ -115,3 +120,90 @@ def test_presidio_masks_a_phone_before_a_column_gap_as_the_hyperscan_recognizers
     expected = "Epoch: [0][  ALERT: paging on-call <PHONE>  0/5005]\tTime 14.382\n"
     assert mask(line) == expected
     assert mask(line, shared_analyzer()) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "Example 7: reach the front desk at +49 30 12345678. 0.7163, 'learning_rate': 1e-05",
+            "Example 7: reach the front desk at <PHONE>. 0.7163, 'learning_rate': 1e-05",
+        ),
+        ("tel: +49 30 12345678. 120/2400", "tel: <PHONE>. 120/2400"),
+        ("on-call +49 30 12345678 - 12 retries", "on-call <PHONE> - 12 retries"),
+        ("on-call +49 30 12345678- 3 left", "on-call <PHONE>- 3 left"),
+        ("on-call +49 30 12345678 -0.7163", "on-call <PHONE> -0.7163"),
+        ("on-call +49 30 12345678... 0.7163", "on-call <PHONE>... 0.7163"),
+        ("on-call +44 (0)20 7946 0393. 12", "on-call <PHONE>. 12"),
+    ],
+)
+def test_presidio_stops_a_phone_at_two_separators_as_the_hyperscan_recognizers(
+    line: str, expected: str
+) -> None:
+    pytest.importorskip("presidio_analyzer")
+    from rootcause.masking.recognizer import shared_analyzer
+
+    assert mask(line + "\n") == expected + "\n"
+    assert mask(line + "\n", shared_analyzer()) == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "loss at (212) 555-0143.0.7163 after warmup",
+        "step (212) 555-0143-120/2400 done",
+        "lr 212-555-0143.1e-05 now",
+        "seen +1 212 555 0143.2026-12-07 first",
+        "seen 1-212-555-0143.12 first",
+    ],
+)
+def test_presidio_keeps_a_phone_glued_to_more_digits_as_the_hyperscan_recognizers(
+    line: str,
+) -> None:
+    pytest.importorskip("presidio_analyzer")
+    from rootcause.masking.recognizer import shared_analyzer
+
+    assert mask(line + "\n") == line + "\n"
+    assert mask(line + "\n", shared_analyzer()) == line + "\n"
+
+
+PHONES = [
+    "(212) 555-0143",
+    "212-555-0143",
+    "212.555.0143",
+    "1-212-555-0143",
+    "+1 212 555 0143",
+    "+33 6 12 34 56 78",
+    "+86 138 1234 5678",
+]
+VARIABLE_LENGTH = ["+49 30 12345678", "+49 30 5591377", "+44 20 7946 0393", "+91 98765 43210"]
+FOLLOWERS = ["0.7163", "12", "120/2400", "3, 'learning_rate'", "1e-05", "2026-12-07"]
+
+
+def test_client_and_server_mask_phones_before_punctuation_and_figures_alike() -> None:
+    """Every phone shape before two separators, and the fixed-length shapes glued to more
+    digits by one, with the figures a log holds after them: the same text on both paths.
+    (A variable-length number glued to digits, "+49 30 12345678.0.7163", still differs:
+    phonenumbers reads the digits as its own.)"""
+    pytest.importorskip("presidio_analyzer")
+    from rootcause.masking.recognizer import shared_analyzer
+
+    before_punctuation = [
+        f"reach the front desk at {phone}{sep}{figure}"
+        for phone in PHONES + VARIABLE_LENGTH
+        for sep in [". ", " - ", "- ", " -", " . ", ".  ", ". - ", " .", "... ", ") "]
+        for figure in FOLLOWERS
+    ]
+    lines = before_punctuation + [
+        f"tel: {p}{sep}{f}" for p in PHONES for sep in ".-" for f in FOLLOWERS
+    ]
+    # one line a text: a chunk dense with phone numbers is the density guard's (density.py)
+    light = Masker(secret=b"k", analyzer=None)
+    server = Masker(secret=b"k", analyzer=shared_analyzer())
+    differ = [
+        (line, a, b)
+        for line in lines
+        if (a := light.mask(line + "\n")) != (b := server.mask(line + "\n"))
+    ]
+    assert differ == []
+    assert all("<PHONE>" in light.mask(line + "\n") for line in before_punctuation)

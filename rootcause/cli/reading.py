@@ -1,0 +1,107 @@
+"""Reading the logs given on the command line: files, `.gz` files and standard input.
+
+`-` is standard input, a `.gz` file (or gzip on standard input) is unpacked. A file that is not a
+text log (`rootcause.intake.not_a_log`) is refused before anything is read further. This is all
+`rootcause mask` needs: the upload's preparation (`inputs`) and the engine are not imported.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+import zlib
+from collections.abc import Iterator
+
+from rootcause.cli.errors import InputError
+from rootcause.intake import not_a_log
+from rootcause.masking import Masker, mask_log
+from rootcause.masking.masker import WHEN_NEEDED
+
+PIECE = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def display_name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _refuse_if_not_a_log(head: bytes, name: str) -> None:
+    reason = not_a_log(head)
+    if reason:
+        raise InputError(f"{name}: {reason}")
+
+
+_stdin_data: bytes | None = None
+
+
+def read_stdin() -> bytes:
+    """Standard input, read once (a log given as `-` may be read twice: extraction, upload)."""
+    global _stdin_data  # one standard input per process
+    if _stdin_data is None:
+        data = sys.stdin.buffer.read()
+        if data.startswith(GZIP_MAGIC):
+            try:
+                data = gzip.decompress(data)
+            except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+                raise InputError(f"<stdin>: cannot be read ({exc})") from None
+        _stdin_data = data
+    return _stdin_data
+
+
+def forget_stdin() -> None:
+    """For tests, which feed standard input once per invocation."""
+    global _stdin_data
+    _stdin_data = None
+
+
+def raw_pieces(path: str) -> Iterator[bytes]:
+    """The file's bytes in pieces; InputError is raised before the first piece is yielded."""
+    name = display_name(path)
+    if path == "-":
+        data = read_stdin()
+        _refuse_if_not_a_log(data[:PIECE], name)
+        return iter([data] if data else [])
+    try:
+        if path.endswith(".gz"):
+            stream: io.BufferedIOBase = gzip.open(path, "rb")  # noqa: SIM115
+        else:
+            # closed by _rest when the pieces have been read
+            stream = open(path, "rb")  # noqa: SIM115
+        first = stream.read(PIECE)
+    except FileNotFoundError as exc:
+        raise InputError(f"{name}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{name}: is a directory") from exc
+    except PermissionError as exc:
+        raise InputError(f"{name}: permission denied") from exc
+    except (gzip.BadGzipFile, EOFError, OSError, zlib.error) as exc:
+        raise InputError(f"{name}: cannot be read ({exc})") from exc
+    _refuse_if_not_a_log(first, name)
+    return _rest(stream, first, name)
+
+
+def _rest(stream: io.BufferedIOBase, first: bytes, name: str) -> Iterator[bytes]:
+    try:
+        if first:
+            yield first
+        while True:
+            try:
+                piece = stream.read(PIECE)
+            except (gzip.BadGzipFile, EOFError, OSError, zlib.error) as exc:
+                raise InputError(f"{name}: cannot be read ({exc})") from exc
+            if not piece:
+                return
+            yield piece
+    finally:
+        stream.close()
+
+
+def masked_chunks(path: str, counts: dict[str, int]) -> Iterator[str]:
+    """The log's masked text in line-aligned chunks, as the service masks it (two passes: the
+    names it learns anywhere are masked everywhere); `counts` follows the masking counts."""
+    masker = Masker(analyzer=WHEN_NEEDED)
+    for chunk in mask_log(lambda: raw_pieces(path), masker):
+        yield chunk
+        counts.clear()
+        counts.update(masker.counts)
