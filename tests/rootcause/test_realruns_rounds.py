@@ -1,0 +1,140 @@
+"""bench/realruns/generate.py --round 3, 4 and 5: runs drawn by the round-2 rule, each with a seed
+of its own, weighted to multi-rank logs where one rank breaks first, and never one of an earlier
+round's names or combinations. Round 3 has an open part (corpus/dev_r3) and a blind one
+(corpus/sealed3); rounds 4 and 5 are development runs only (corpus/dev_r4, dev_r5), first looks
+for the calibration. Needs no torch."""
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from bench.realruns.generate import (
+    LAUNCHERS,
+    E,
+    Scenario,
+    _key,
+    existing_names,
+    fresh_scenarios,
+    round2_scenarios,
+    round3_scenarios,
+    round4_scenarios,
+    round5_scenarios,
+    scenarios,
+    sealed,
+)
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int
+    draw: Callable[..., list[Scenario]]
+    earlier: tuple[Callable[..., list[Scenario]], ...]  # the seeded rounds before it
+    sizes: range  # how many runs it draws (any for round 3: its split is tested apart)
+    ranked_share: float  # at least this share with one initiating rank
+    healthy: int  # at least this many healthy runs
+    banned_at: int  # a scenario to ban by hand, besides the first and the last
+
+
+ROUNDS = [
+    Round(3, round3_scenarios, (round2_scenarios,), range(0, 1000), 0.7, 6, 7),
+    Round(4, round4_scenarios, (round2_scenarios, round3_scenarios), range(60, 71), 0.75, 5, 9),
+    Round(
+        5,
+        round5_scenarios,
+        (round2_scenarios, round3_scenarios, round4_scenarios),
+        range(50, 61),
+        0.75,
+        4,
+        9,
+    ),
+]
+by_number = pytest.mark.parametrize("r", ROUNDS, ids=lambda r: f"round{r.number}")
+
+
+def _earlier(r: Round) -> list[Scenario]:
+    return [sc for draw in r.earlier for sc in draw()]
+
+
+@by_number
+def test_a_round_is_deterministic_for_a_seed(r: Round) -> None:
+    first, again = r.draw(), r.draw()
+    assert [(sc.name, sc.args, sc.nprocs, sc.initiating_rank) for sc in first] == [
+        (sc.name, sc.args, sc.nprocs, sc.initiating_rank) for sc in again
+    ]
+    assert [sc.name for sc in r.draw(seed=r.number + 1)] != [sc.name for sc in first]
+
+
+@by_number
+def test_a_round_excludes_every_earlier_one(r: Round) -> None:
+    earlier = scenarios() + fresh_scenarios() + _earlier(r)
+    taken = existing_names() | {sc.name for sc in _earlier(r)}
+    for seed in (r.number, r.number + 1):
+        drawn = r.draw(seed=seed)
+        names = [sc.name for sc in drawn]
+        assert len(names) == len(set(names))
+        assert not set(names) & taken
+        assert not {_key(sc) for sc in drawn} & {_key(sc) for sc in earlier}
+        assert len({_key(sc) for sc in drawn}) == len(drawn)
+
+
+@by_number
+def test_a_round_honours_an_explicit_exclude_set(r: Round) -> None:
+    default = r.draw()
+    banned = {default[0].name, default[r.banned_at].name, default[-1].name}
+    drawn = r.draw(exclude=existing_names() | banned)
+    assert not {sc.name for sc in drawn} & banned
+    assert len(drawn) == len(default)
+
+
+@by_number
+def test_a_round_is_weighted_to_one_rank_breaking_first(r: Round) -> None:
+    drawn = r.draw()
+    assert len(drawn) in r.sizes
+    ranked = [sc for sc in drawn if sc.initiating_rank is not None]
+    assert len(ranked) >= r.ranked_share * len(drawn)
+    for sc in drawn:
+        assert sc.launcher in LAUNCHERS, sc.name
+        assert sc.slug in E, sc.name
+        assert sc.nprocs == 1 or 2 <= sc.nprocs <= 4, sc.name
+        assert sc.how.startswith(f"round {r.number}:"), sc.name
+        if sc.initiating_rank is not None:
+            assert 0 <= sc.initiating_rank < sc.nprocs, sc.name
+            assert f"--fail-rank {sc.initiating_rank}" in " ".join(sc.args), sc.name
+    launchers = Counter(sc.launcher for sc in ranked)
+    # spawn, mp and accelerate are drawn as often as torchrun's forms together
+    for launcher in ("spawn", "mp", "accelerate"):
+        assert launchers[launcher] >= 4, launchers
+    assert sum(n for name, n in launchers.items() if name.startswith("torchrun")) >= 10
+    assert {sc.nprocs for sc in ranked} == {2, 3, 4}
+    assert sum(sc.slug == "none" for sc in drawn) >= r.healthy
+
+
+def test_round3_has_a_rank_dead_of_a_crash_signal_of_its_own() -> None:
+    ranked = [sc for sc in round3_scenarios() if sc.initiating_rank is not None]
+    variants = [f"--variant {signal}" for signal in ("segv", "bus", "fpe")]
+    assert any(v in " ".join(sc.args) for sc in ranked for v in variants)
+
+
+def test_round3_splits_an_open_and_a_blind_part() -> None:
+    drawn = round3_scenarios()
+    blind = [sc for sc in drawn if sealed(sc.name)]
+    open_part = [sc for sc in drawn if not sealed(sc.name)]
+    assert 40 <= len(open_part) <= 60
+    assert sum(sc.initiating_rank is not None for sc in blind) >= 12
+
+
+@pytest.mark.parametrize("draw", [round4_scenarios, round5_scenarios])
+def test_no_host_oom_kill_under_mp_after_round_3(draw: Callable[..., list[Scenario]]) -> None:
+    # round 3 dropped every host-OOM kill under mp (launch.py's report has no kill wording)
+    for sc in draw():
+        assert not (sc.slug == "host-oom-killed" and sc.launcher == "mp"), sc.name
+
+
+def test_round5_programs_seeds_are_its_own() -> None:
+    # the programs' seeds of round 5 (3000-3799), none of an earlier round's
+    drawn = round5_scenarios()
+    seeds = {sc.args[sc.args.index("--seed") + 1] for sc in drawn if "--seed" in sc.args}
+    assert seeds
+    assert all(3000 <= int(s) < 3800 for s in seeds)
