@@ -1287,9 +1287,8 @@ def round2_scenarios(
     name is in `exclude` (default: existing_names()) or whose (class, launcher, world size, rank,
     variant) is one of the first round's is drawn again. Written to corpus/sealed2/ (`--round 2`),
     a second blind part nobody has read. Deterministic for a seed and an exclude set."""
-    taken = existing_names() if exclude is None else set(exclude)
-    first_keys = {_key(sc) for sc in scenarios() + fresh_scenarios()}
-    return _drawn(2, seed, taken, first_keys, ROUND2_RANKED, (ranked, every_rank, single, healthy))
+    counts = (ranked, every_rank, single, healthy)
+    return _after(2, [], seed, exclude, ROUND2_RANKED, counts)
 
 
 # Round 3 (issue 32): the round-2 families, and a rank that dies of a crash signal of its own
@@ -1316,11 +1315,8 @@ def round3_scenarios(
     first: drawn like round 2 with a seed of its own, and never one of round 1's or round 2's
     names or combinations. `--round 3` writes them to corpus/dev_r3/, open, and the third of them
     `sealed()` picks to corpus/sealed3/, blind. Deterministic for a seed and an exclude set."""
-    round2 = round2_scenarios()
-    taken = existing_names() if exclude is None else set(exclude)
-    taken |= {sc.name for sc in round2}
-    prior = {_key(sc) for sc in scenarios() + fresh_scenarios() + round2}
-    return _drawn(3, seed, taken, prior, ROUND3_RANKED, (ranked, every_rank, single, healthy))
+    counts = (ranked, every_rank, single, healthy)
+    return _after(3, round2_scenarios(), seed, exclude, ROUND3_RANKED, counts)
 
 
 # Round 4 (issue 32): development runs only (corpus/dev_r4/, open; no blind part), weighted
@@ -1347,10 +1343,8 @@ def round4_scenarios(
     `--round 4` writes all of them to corpus/dev_r4/, open. Deterministic for a seed and an
     exclude set."""
     earlier = round2_scenarios() + round3_scenarios()
-    taken = existing_names() if exclude is None else set(exclude)
-    taken |= {sc.name for sc in earlier}
-    prior = {_key(sc) for sc in scenarios() + fresh_scenarios() + earlier}
-    return _drawn(4, seed, taken, prior, ROUND4_RANKED, (ranked, every_rank, single, healthy))
+    counts = (ranked, every_rank, single, healthy)
+    return _after(4, earlier, seed, exclude, ROUND4_RANKED, counts)
 
 
 def round5_scenarios(
@@ -1366,10 +1360,24 @@ def round5_scenarios(
     `--round 5` writes all of them to corpus/dev_r5/, open: a third first look for the
     calibration. Deterministic for a seed and an exclude set."""
     earlier = round2_scenarios() + round3_scenarios() + round4_scenarios()
+    counts = (ranked, every_rank, single, healthy)
+    return _after(5, earlier, seed, exclude, ROUND4_RANKED, counts)
+
+
+def _after(
+    round_no: int,
+    earlier: list[Scenario],
+    seed: int,
+    exclude: set[str] | None,
+    ranked_families: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]],
+    counts: tuple[int, int, int, int],
+) -> list[Scenario]:
+    """A round drawn after round 1 and the seeded rounds `earlier`: none of their names (nor
+    `exclude`'s, by default existing_names()) and none of their combinations (`_key`)."""
     taken = existing_names() if exclude is None else set(exclude)
     taken |= {sc.name for sc in earlier}
     prior = {_key(sc) for sc in scenarios() + fresh_scenarios() + earlier}
-    return _drawn(5, seed, taken, prior, ROUND4_RANKED, (ranked, every_rank, single, healthy))
+    return _drawn(round_no, seed, taken, prior, ranked_families, counts)
 
 
 def _drawn(

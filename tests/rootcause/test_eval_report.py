@@ -76,7 +76,7 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
     # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts
-    assert names == [
+    in_repo = [
         "realruns/dev",
         "realruns/dev_r3",
         "realruns/dev_r4",
@@ -86,21 +86,12 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "realruns/sealed3",
         "realruns/fresh",
     ]
+    assert names == in_repo
     (tmp_path / "corpus" / "dev9").mkdir(parents=True)
     (tmp_path / "corpus" / "dev9" / "labels.jsonl").write_text("")
     (tmp_path / "corpus" / "notes").mkdir()
     names = [name for name, _ in bench_eval.default_corpora(tmp_path)]
-    assert names == [
-        "shared/dev9",
-        "realruns/dev",
-        "realruns/dev_r3",
-        "realruns/dev_r4",
-        "realruns/dev_r5",
-        "realruns/sealed",
-        "realruns/sealed2",
-        "realruns/sealed3",
-        "realruns/fresh",
-    ]
+    assert names == ["shared/dev9", *in_repo]
 
 
 def test_out_of_taxonomy_logs_are_apart_from_top1_and_ece_is_reported(
