@@ -137,6 +137,17 @@ def assert_accessible(page: Any) -> None:
 RESULT_TIMEOUT = 90_000
 
 
+def wait_for_sample(page: Any, text: str) -> None:
+    """The log box once a sample link has filled it with a log holding `text`. Playwright's own
+    polling (`expect`), not `wait_for_function`: a string predicate polled inside the page is an
+    eval, which the pages' Content-Security-Policy (no 'unsafe-eval') refuses, a page error, when
+    the first check comes before the sample has arrived."""
+    from playwright.sync_api import expect
+
+    box = page.locator("#id_log_text")
+    expect(box).to_have_value(re.compile(re.escape(text)), timeout=15_000)
+
+
 def wait_for_result(page: Any) -> None:
     """The result page, once the worker is done: the page reloads itself then."""
     page.locator("#failure").wait_for(timeout=RESULT_TIMEOUT)

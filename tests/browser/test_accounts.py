@@ -9,7 +9,7 @@ from django.core import mail
 
 from accounts.models import Organization
 from accounts.services import create_organization
-from tests.browser.conftest import assert_accessible, screenshot, wait_for_result
+from tests.browser.conftest import assert_accessible, screenshot, wait_for_result, wait_for_sample
 
 
 def sign_in(page: Any, email: str, password: str) -> None:
@@ -37,7 +37,7 @@ def test_sign_up_verify_diagnose_and_find_the_fix_in_the_history(page: Any) -> N
     assert "10 of 10" in page.locator("#quota").inner_text()
 
     page.get_by_role("link", name="CUDA out of memory at the first optimizer step").click()
-    page.wait_for_function("document.querySelector('#id_log_text').value.includes('adamw')")
+    wait_for_sample(page, "adamw")
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/$"))
     wait_for_result(page)

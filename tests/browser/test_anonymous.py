@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from diagnosis.models import Diagnosis
-from tests.browser.conftest import assert_accessible, screenshot, wait_for_result
+from tests.browser.conftest import assert_accessible, screenshot, wait_for_result, wait_for_sample
 
 
 def test_a_visitor_diagnoses_a_sample_and_reads_the_result(page: Any) -> None:
@@ -17,7 +17,7 @@ def test_a_visitor_diagnoses_a_sample_and_reads_the_result(page: Any) -> None:
     assert_accessible(page)
 
     page.get_by_role("link", name="NCCL watchdog timeout on four ranks").click()
-    page.wait_for_function("document.querySelector('#id_log_text').value.includes('Watchdog')")
+    wait_for_sample(page, "Watchdog")
     page.get_by_role("button", name="Diagnose").click()
 
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from accounts.services import create_organization
-from tests.browser.conftest import DESKTOP, wait_for_result
+from tests.browser.conftest import DESKTOP, wait_for_result, wait_for_sample
 from tests.browser.test_accounts import sign_in
 
 # Every `securitypolicyviolation` event of every document, reported on the console (an init
@@ -80,7 +80,7 @@ def test_the_public_pages_and_a_diagnosis_keep_to_the_policy(watched: Watched) -
     # The home page's scripts at work: a sample loaded into the box, then the result page's.
     watched.visit("/")
     page.get_by_role("link", name="CUDA out of memory at the first optimizer step").click()
-    page.wait_for_function("document.querySelector('#id_log_text').value.includes('CUDA')")
+    wait_for_sample(page, "CUDA")
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))
     wait_for_result(page)

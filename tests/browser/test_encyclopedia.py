@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tests.browser.conftest import assert_accessible, screenshot, wait_for_result
+from tests.browser.conftest import assert_accessible, screenshot, wait_for_result, wait_for_sample
 
 
 def test_an_entry_pages_paste_box_diagnoses_a_sample(page: Any) -> None:
@@ -25,7 +25,7 @@ def test_an_entry_pages_paste_box_diagnoses_a_sample(page: Any) -> None:
 
     # The sample fills the box on this page (no navigation), and the form diagnoses it.
     aside.get_by_role("link", name="CUDA out of memory at the first optimizer step").click()
-    page.wait_for_function("document.querySelector('#id_log_text').value.includes('adamw')")
+    wait_for_sample(page, "adamw")
     assert "/encyclopedia/" in page.url
     aside.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/\?key="))

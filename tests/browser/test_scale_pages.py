@@ -9,7 +9,7 @@ from typing import Any
 from accounts.actors import actor_for_person
 from accounts.services import claim_domain, create_organization, mark_email_verified
 from billing_tiers.services import issue_evaluation_codes, redeem_evaluation_code
-from tests.browser.conftest import assert_accessible, screenshot, wait_for_result
+from tests.browser.conftest import assert_accessible, screenshot, wait_for_result, wait_for_sample
 from tests.browser.test_accounts import sign_in
 
 
@@ -30,7 +30,7 @@ def test_a_scale_member_asks_a_question_reads_recurrence_and_adds_a_webhook(
 
     page.goto("/")
     page.get_by_role("link", name="CUDA out of memory at the first optimizer step").click()
-    page.wait_for_function("document.querySelector('#id_log_text').value.includes('adamw')")
+    wait_for_sample(page, "adamw")
     page.get_by_role("button", name="Diagnose").click()
     page.wait_for_url(re.compile(r"/diagnoses/[0-9a-f-]+/$"))
     wait_for_result(page)
