@@ -152,8 +152,19 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
             if (directory / "labels.jsonl").is_file():
                 found.append((f"shared/{directory.name}", directory))
     # dev_r3 and sealed3: round 3's open and blind parts (generate.py --round 3); dev_r4 and
-    # dev_r5: rounds 4 and 5
-    for part in ("dev", "dev_r3", "dev_r4", "dev_r5", "sealed", "sealed2", "sealed3", "fresh"):
+    # dev_r5: rounds 4 and 5; dev_r6 and sealed4: round 6's open and blind parts
+    for part in (
+        "dev",
+        "dev_r3",
+        "dev_r4",
+        "dev_r5",
+        "dev_r6",
+        "sealed",
+        "sealed2",
+        "sealed3",
+        "sealed4",
+        "fresh",
+    ):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found
@@ -206,9 +217,9 @@ def summary_lines(name: str, report: Report) -> list[str]:
 
 
 def sealed(name: str) -> bool:
-    """A sealed corpus (realruns/sealed, and the later blind parts realruns/sealed2 and sealed3)
-    is scored blind: no file names, no confusions, only the figures."""
-    return Path(name).name in ("sealed", "sealed2", "sealed3")
+    """A sealed corpus (realruns/sealed, and the later blind parts realruns/sealed2, sealed3 and
+    sealed4) is scored blind: no file names, no confusions, only the figures."""
+    return Path(name).name in ("sealed", "sealed2", "sealed3", "sealed4")
 
 
 def class_table(report: Report, blind: bool = False) -> list[str]:

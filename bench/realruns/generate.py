@@ -1364,6 +1364,42 @@ def round5_scenarios(
     return _after(5, earlier, seed, exclude, ROUND4_RANKED, counts)
 
 
+# Round 6 (issue 32): development runs (corpus/dev_r6/, open) and a fourth blind part
+# (corpus/sealed4/), weighted further still to one rank breaking first. The host-OOM kill leaves
+# `torchrun-logdir-cat` out too: `cat` of the rank files has no kill wording (rounds 2 and 4
+# dropped it there).
+ROUND6_RANKED = [
+    (fault, variants, slug, tuple(x for x in launchers if x != "torchrun-logdir-cat"))
+    if fault == "oom-kill"
+    else (fault, variants, slug, launchers)
+    for fault, variants, slug, launchers in ROUND4_RANKED
+]
+
+
+def sealed4(name: str) -> bool:
+    """Round 6's blind half (corpus/sealed4/), fixed by the name alone: a hash of its own, so the
+    split is not `sealed()`'s third."""
+    return int(hashlib.sha256(f"sealed4:{name}".encode()).hexdigest(), 16) % 2 == 0
+
+
+def round6_scenarios(
+    seed: int = 6,
+    exclude: set[str] | None = None,
+    ranked: int = 60,
+    every_rank: int = 4,
+    single: int = 0,
+    healthy: int = 6,
+) -> list[Scenario]:
+    """Runs drawn like round 5 with a seed of their own, never one of rounds 1-5's names or
+    combinations (rounds 2-5 from their draws in code, not from a sealed part's files). `--round 6`
+    writes the half `sealed4()` picks to corpus/sealed4/, blind, and the rest to corpus/dev_r6/,
+    open. No single process: rounds 2-5 drew every single-process combination there is.
+    Deterministic for a seed and an exclude set."""
+    earlier = round2_scenarios() + round3_scenarios() + round4_scenarios() + round5_scenarios()
+    counts = (ranked, every_rank, single, healthy)
+    return _after(6, earlier, seed, exclude, ROUND6_RANKED, counts)
+
+
 def _after(
     round_no: int,
     earlier: list[Scenario],
@@ -1398,12 +1434,14 @@ def _drawn(
     rng = random.Random(seed)
     out: list[Scenario] = []
     # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4,
-    # 3000-3799 in round 5 (none used in round 1)
+    # 3000-3799 in round 5, 4000-4799 in round 6 (none used in round 1)
+    # (round 6 takes its whole thousand: its exclusions reject more draws still)
     low = 200 if round_no == 2 else 1000 * (round_no - 2)
-    first = rng.sample(range(low, low + 800), 200)
+    width = 1000 if round_no >= 6 else 800
+    first = rng.sample(range(low, low + width), 200)
     # past those 200 (round 5's exclusions reject more draws), the rest of the range in order:
     # no further call on rng, so a draw that never ran out is what it always was
-    seeds = itertools.chain(first, sorted(set(range(low, low + 800)) - set(first)))
+    seeds = itertools.chain(first, sorted(set(range(low, low + width)) - set(first)))
     tag_round = f"round {round_no}"
 
     def accept(sc: Scenario) -> bool:
@@ -1609,11 +1647,12 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2, 3, 4, 5),
+        choices=(1, 2, 3, 4, 5, 6),
         help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
         " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind);"
         " 4: round4_scenarios into corpus/dev_r4/ (open);"
-        " 5: round5_scenarios into corpus/dev_r5/ (open)",
+        " 5: round5_scenarios into corpus/dev_r5/ (open);"
+        " 6: round6_scenarios into corpus/dev_r6/ (open) and corpus/sealed4/ (blind)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1622,7 +1661,7 @@ def main() -> int:
 
     version = torch.__version__
     round2, round3, round4 = args.round == 2, args.round == 3, args.round == 4
-    round5 = args.round == 5
+    round5, round6 = args.round == 5, args.round == 6
     pool = (
         fresh_scenarios()
         if args.fresh
@@ -1634,6 +1673,8 @@ def main() -> int:
         if round4
         else round5_scenarios()
         if round5
+        else round6_scenarios()
+        if round6
         else scenarios()
     )
     chosen = [sc for sc in pool if args.only in sc.name]
@@ -1645,10 +1686,13 @@ def main() -> int:
         + round3_scenarios()
         + round4_scenarios()
         + round5_scenarios()
+        + round6_scenarios()
     ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round6:
+            return "sealed4" if sealed4(sc.name) else "dev_r6"
         if round5:
             return "dev_r5"
         if round4:
@@ -1659,7 +1703,7 @@ def main() -> int:
 
     def shown(sc: Scenario) -> str:
         """A blind part's scenario is not named on the terminal (round 2's were, before this)."""
-        return f"(a {part(sc)} run)" if part(sc) in ("sealed3",) else sc.name
+        return f"(a {part(sc)} run)" if part(sc) in ("sealed3", "sealed4") else sc.name
 
     if args.list:
         for sc in chosen:
@@ -1676,6 +1720,8 @@ def main() -> int:
         if round4
         else ("dev_r5",)
         if round5
+        else ("dev_r6", "sealed4")
+        if round6
         else ("dev", "sealed")
     )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}

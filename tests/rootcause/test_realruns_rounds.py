@@ -1,8 +1,8 @@
-"""bench/realruns/generate.py --round 3, 4 and 5: runs drawn by the round-2 rule, each with a seed
-of its own, weighted to multi-rank logs where one rank breaks first, and never one of an earlier
-round's names or combinations. Round 3 has an open part (corpus/dev_r3) and a blind one
-(corpus/sealed3); rounds 4 and 5 are development runs only (corpus/dev_r4, dev_r5), first looks
-for the calibration. Needs no torch."""
+"""bench/realruns/generate.py --round 3, 4, 5 and 6: runs drawn by the round-2 rule, each with a
+seed of its own, weighted to multi-rank logs where one rank breaks first, and never one of an
+earlier round's names or combinations. Rounds 3 and 6 have an open part (corpus/dev_r3, dev_r6)
+and a blind one (corpus/sealed3, sealed4); rounds 4 and 5 are development runs only
+(corpus/dev_r4, dev_r5), first looks for the calibration. Needs no torch."""
 
 from collections import Counter
 from collections.abc import Callable
@@ -21,8 +21,10 @@ from bench.realruns.generate import (
     round3_scenarios,
     round4_scenarios,
     round5_scenarios,
+    round6_scenarios,
     scenarios,
     sealed,
+    sealed4,
 )
 
 
@@ -48,6 +50,15 @@ ROUNDS = [
         0.75,
         4,
         9,
+    ),
+    Round(
+        6,
+        round6_scenarios,
+        (round2_scenarios, round3_scenarios, round4_scenarios, round5_scenarios),
+        range(65, 76),
+        0.8,
+        5,
+        11,
     ),
 ]
 by_number = pytest.mark.parametrize("r", ROUNDS, ids=lambda r: f"round{r.number}")
@@ -125,16 +136,39 @@ def test_round3_splits_an_open_and_a_blind_part() -> None:
     assert sum(sc.initiating_rank is not None for sc in blind) >= 12
 
 
-@pytest.mark.parametrize("draw", [round4_scenarios, round5_scenarios])
+@pytest.mark.parametrize("draw", [round4_scenarios, round5_scenarios, round6_scenarios])
 def test_no_host_oom_kill_under_mp_after_round_3(draw: Callable[..., list[Scenario]]) -> None:
     # round 3 dropped every host-OOM kill under mp (launch.py's report has no kill wording)
     for sc in draw():
         assert not (sc.slug == "host-oom-killed" and sc.launcher == "mp"), sc.name
 
 
-def test_round5_programs_seeds_are_its_own() -> None:
-    # the programs' seeds of round 5 (3000-3799), none of an earlier round's
-    drawn = round5_scenarios()
-    seeds = {sc.args[sc.args.index("--seed") + 1] for sc in drawn if "--seed" in sc.args}
+@pytest.mark.parametrize(
+    ("draw", "low", "high"), [(round5_scenarios, 3000, 3800), (round6_scenarios, 4000, 5000)]
+)
+def test_a_rounds_programs_seeds_are_its_own(
+    draw: Callable[..., list[Scenario]], low: int, high: int
+) -> None:
+    # the programs' seeds of round 5 (3000-3799) and 6 (4000-4999), none of an earlier round's
+    seeds = {sc.args[sc.args.index("--seed") + 1] for sc in draw() if "--seed" in sc.args}
     assert seeds
-    assert all(3000 <= int(s) < 3800 for s in seeds)
+    assert all(low <= int(s) < high for s in seeds)
+
+
+def test_round6_splits_an_open_and_a_blind_half() -> None:
+    drawn = round6_scenarios()
+    blind = [sc for sc in drawn if sealed4(sc.name)]
+    open_part = [sc for sc in drawn if not sealed4(sc.name)]
+    assert 25 <= len(blind) <= 45
+    assert 25 <= len(open_part) <= 45
+    # the blind half is mostly one rank breaking first, under every kind of launcher
+    ranked = [sc for sc in blind if sc.initiating_rank is not None]
+    assert len(ranked) >= 0.8 * len(blind)
+    assert {"spawn", "mp", "accelerate"} <= {sc.launcher for sc in ranked}
+    assert any(sc.launcher.startswith("torchrun") for sc in ranked)
+
+
+def test_round6_leaves_the_host_oom_kill_out_of_cat_of_the_rank_files() -> None:
+    # rounds 2 and 4 dropped it there: `cat` of the rank files has no kill wording
+    for sc in round6_scenarios():
+        assert not (sc.slug == "host-oom-killed" and sc.launcher == "torchrun-logdir-cat")
