@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import NamedTuple
 
 # the operation only when the line goes on after it: a paste cut inside the name ("OpType=ALLREDUC")
 # is not a different collective
@@ -542,6 +544,32 @@ def _quiet_exit(
     )
 
 
+class Basis(StrEnum):
+    """What the answer about the rank rests on: set by the rule that decided it, read by the
+    calibration (rootcause.engine.calibration.answer_kind) instead of the reason's wording."""
+
+    ONLY_RAISER = "the only rank that raised a root-cause error"
+    FIRST_RAISER = "the first of several ranks that raised a root-cause error"
+    CROSS_RANK = "cross-rank evidence (a named rank, an odd collective, a counter behind)"
+    CRASH_SIGNAL = "a crash signal of its own while the others lost a peer"
+    SILENT = "the one rank that reported no collateral error"
+    QUIET_EXIT = "an exit of its own without an error while the others lost a peer"
+    LAUNCHER = "the launcher's first exit alone"
+    ALIKE = "every rank failed alike"
+    NOT_SINGLED_OUT = "nothing singles a rank out"
+    ONE_PROCESS = "one process"
+
+
+# the bases of a named rank that rest on the rank's own root-cause error
+OWN_ERROR_BASES = frozenset({Basis.ONLY_RAISER, Basis.FIRST_RAISER})
+
+
+class RankAnswer(NamedTuple):
+    rank: int | None
+    reason: str
+    basis: Basis
+
+
 def initiating_rank(
     *,
     root_errors: dict[int, FirstError],
@@ -550,7 +578,27 @@ def initiating_rank(
     ranks_seen: set[int] | None = None,
     unranked_roots: int = 0,
 ) -> tuple[int | None, str]:
-    """The initiating rank and a short reason; (None, reason) when it cannot be told."""
+    """The initiating rank and a short reason; (None, reason) when it cannot be told (what the
+    answer rests on: `rank_answer`)."""
+    answer = rank_answer(
+        root_errors=root_errors,
+        collateral_errors=collateral_errors,
+        evidence=evidence,
+        ranks_seen=ranks_seen,
+        unranked_roots=unranked_roots,
+    )
+    return answer.rank, answer.reason
+
+
+def rank_answer(
+    *,
+    root_errors: dict[int, FirstError],
+    collateral_errors: dict[int, FirstError],
+    evidence: CrossRankEvidence,
+    ranks_seen: set[int] | None = None,
+    unranked_roots: int = 0,
+) -> RankAnswer:
+    """The initiating rank (None when it cannot be told), a short reason, and what it rests on."""
     suspect = evidence.suspect()
     reporters = {r for r, e in root_errors.items() if PEER_REPORT_RE.search(e.text)}
     if reporters and reporters == set(root_errors):
@@ -562,11 +610,11 @@ def initiating_rank(
         reported = evidence.named_by_reports()
         if reported is not None and reported[0] != only:
             # the raiser reports that another rank runs a different collective
-            return reported
-        return only, f"only rank {only} raised a root-cause error"
+            return RankAnswer(*reported, Basis.CROSS_RANK)
+        return RankAnswer(only, f"only rank {only} raised a root-cause error", Basis.ONLY_RAISER)
     if len(root_errors) > 1:
         if suspect and (suspect[0] in root_errors or suspect == evidence.about_the_error()):
-            return suspect
+            return RankAnswer(*suspect, Basis.CROSS_RANK)
         known = set(ranks_seen or ()) | set(collateral_errors) | set(root_errors)
         # ranks are numbered from 0: a gap below the highest rank seen is a rank that exists
         # and raised nothing here, so the raisers are not "every rank"
@@ -575,29 +623,41 @@ def initiating_rank(
         if not others and len({e.signal for e in root_errors.values()}) == 1:
             first = _clearly_first(root_errors)
             if first is not None:
-                return first, f"rank {first} raised the error first (by time, the others later)"
+                return RankAnswer(
+                    first,
+                    f"rank {first} raised the error first (by time, the others later)",
+                    Basis.FIRST_RAISER,
+                )
             # the same error on every rank (a bad config, a missing build): who printed it first
             # is scheduling noise, not a cause
-            return None, "every rank raised the same error"
+            return RankAnswer(None, "every rank raised the same error", Basis.ALIKE)
         rank = earliest(root_errors)
         by = "time" if all(e.ts is not None for e in root_errors.values()) else "order in the log"
-        return rank, f"rank {rank} raised the first root-cause error (by {by})"
+        return RankAnswer(
+            rank, f"rank {rank} raised the first root-cause error (by {by})", Basis.FIRST_RAISER
+        )
     if suspect:
-        return suspect
+        return RankAnswer(*suspect, Basis.CROSS_RANK)
     if unranked_roots > 1:
         # the root-cause error was raised several times on lines that name no rank: by more
         # than one rank, so neither the silent rank nor the launcher's first exit says who
-        return None, f"the root-cause error appears {unranked_roots} times without a rank prefix"
+        return RankAnswer(
+            None,
+            f"the root-cause error appears {unranked_roots} times without a rank prefix",
+            Basis.NOT_SINGLED_OUT,
+        )
     if len(evidence.crashed) > 1:
         # several processes died of a crash signal of their own: the launcher's order of exits
         # does not say which crashed first
-        return None, f"the launcher reports ranks {sorted(evidence.crashed)} crashed"
+        return RankAnswer(
+            None, f"the launcher reports ranks {sorted(evidence.crashed)} crashed", Basis.ALIKE
+        )
     # before the silent rank: a rank that printed nothing may only have been stopped by the
     # agent before it noticed the crash (a real 4-rank run: rank 1 died of SIGFPE, ranks 0 and 2
     # lost their peer, rank 3 was SIGTERMed silent)
     crash = _lone_crash(evidence, collateral_errors)
     if crash is not None:
-        return crash
+        return RankAnswer(*crash, Basis.CRASH_SIGNAL)
     # a rank whose own watchdog caught the failure was not silent (its line may match no
     # fingerprint: "failure detected by watchdog at work sequence id")
     spoke = set(collateral_errors) | evidence.crashed | evidence.watchdog
@@ -610,7 +670,7 @@ def initiating_rank(
     if collateral_errors and len(silent) == 1:
         # every other rank timed out or lost its peer: the one that did not is where they waited
         rank = silent.pop()
-        return rank, f"every rank but {rank} reported a collateral error"
+        return RankAnswer(rank, f"every rank but {rank} reported a collateral error", Basis.SILENT)
     root = evidence.launcher_root
     if root is None and evidence.launcher_failed is not None:
         root = evidence.launcher_failed[0]
@@ -619,9 +679,17 @@ def initiating_rank(
         # when no other rank reported an error of its own
         if set(collateral_errors) <= {root}:
             caveat = f"; {evidence.launcher_caveat}" if evidence.launcher_caveat else ""
-            return root, f"the launcher saw rank {root} exit first, {LAUNCHER_ONLY}{caveat}"
+            return RankAnswer(
+                root,
+                f"the launcher saw rank {root} exit first, {LAUNCHER_ONLY}{caveat}",
+                Basis.LAUNCHER,
+            )
         quiet_exit = _quiet_exit(evidence, collateral_errors, root)
         if quiet_exit is not None:
-            return quiet_exit
-        return None, f"only collateral errors; the launcher saw rank {root} exit first"
-    return None, NO_RANK
+            return RankAnswer(*quiet_exit, Basis.QUIET_EXIT)
+        return RankAnswer(
+            None,
+            f"only collateral errors; the launcher saw rank {root} exit first",
+            Basis.NOT_SINGLED_OUT,
+        )
+    return RankAnswer(None, NO_RANK, Basis.NOT_SINGLED_OUT)

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from rootcause.ranks import OWN_ERROR_BASES, Basis
+
 TABLE = Path(__file__).with_name("calibration.json")
 
 
@@ -57,34 +59,28 @@ IDENTITY = Calibration((), ())
 _override: list[Calibration] = []
 _recording: list[list[tuple[float, str]]] = []
 
-# The kinds of answer (answer_kind): the rank's evidence, as rootcause.ranks words its reason.
+# The kinds of answer (answer_kind), from what the rank inference says its answer rests on
+# (rootcause.ranks.Basis).
 ONE_PROCESS = "one process"
 ALIKE = "ranks alike, none named"
 NOT_SINGLED_OUT = "ranks, none singled out"
 OWN_ERROR = "rank by its own error"
 INFERRED = "rank by inference"
 PROPOSED = "proposed by likeness"
-# a rank named from its own root-cause error (the only raiser, the first by time or by order)
-_OWN_ERROR_REASONS = (
-    "raised a root-cause error",
-    "raised the first root-cause error",
-    "raised the error first",
-)
-# no rank named because every rank failed alike (the same error, each its own crash signal)
-_ALIKE_REASONS = ("every rank raised the same error", "crashed")
 
 
-def answer_kind(*, multi: bool, rank: int | None, reason: str) -> str:
+def answer_kind(*, multi: bool, rank: int | None, basis: Basis) -> str:
     """What the answer's confidence rests on, beside the class: one process; several ranks that
     failed alike, none named; several ranks and none singled out though the log does not say
     they failed alike (only collateral errors, a repeated error without a rank); a rank that
-    raised the root-cause error itself; a rank inferred from the others (the one that stayed
-    silent, the launcher's first exit, a crash signal, a collective report)."""
+    raised the root-cause error itself (the only raiser, the first by time or by order); a rank
+    inferred from the others (the one that stayed silent, the launcher's first exit, a crash
+    signal, a collective report)."""
     if not multi and rank is None:
         return ONE_PROCESS
     if rank is None:
-        return ALIKE if any(part in reason for part in _ALIKE_REASONS) else NOT_SINGLED_OUT
-    return OWN_ERROR if any(part in reason for part in _OWN_ERROR_REASONS) else INFERRED
+        return ALIKE if basis is Basis.ALIKE else NOT_SINGLED_OUT
+    return OWN_ERROR if basis in OWN_ERROR_BASES else INFERRED
 
 
 def _table(points: list[dict[str, float]]) -> Calibration:

@@ -14,7 +14,7 @@ from rootcause.engine.calibration import PROPOSED, answer_kind, calibrated
 from rootcause.engine.rules import Held, confidence, initiating, launcher_report
 from rootcause.engine.scanning import EVIDENCE_CHARS, Scan, ends_in_traceback
 from rootcause.evidence import FRAME_LINE_RE, parse_line
-from rootcause.ranks import LAUNCHER_ONLY, NO_RANK
+from rootcause.ranks import NO_RANK, Basis
 from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
@@ -63,7 +63,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     """The result when `ranked` (winner first, see rules.candidates) is not empty."""
     winner = ranked[0]
     entry = held.entries[winner]
-    rank, rank_reason = initiating(held, scan, ranked)
+    rank, rank_reason, basis = initiating(held, scan, ranked)
     multi = len(scan.ranks_seen) > 1
     evidence, headline = _evidence(held, winner, rank, scan.sources)
     score = confidence(held, ranked)
@@ -78,7 +78,7 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             "rank's stderr (its traceback or last lines; torchrun --tee 3 --log-dir logs keeps "
             "one file per rank)",
         )
-    elif rank is not None and LAUNCHER_ONLY in rank_reason:
+    elif rank is not None and basis is Basis.LAUNCHER:
         missing.insert(
             0,
             f"rank {rank} is named from the launcher's report alone: rank {rank}'s own output "
@@ -102,9 +102,9 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     leads = _decided_by(held, winner)
     if leads:
         missing.insert(0, "what would decide it: " + "; ".join(leads))
-    if rank is not None and LAUNCHER_ONLY in rank_reason:
+    if rank is not None and basis is Basis.LAUNCHER:
         score *= LAUNCHER_ONLY_FACTOR
-    probability = calibrated(score, answer_kind(multi=multi, rank=rank, reason=rank_reason))
+    probability = calibrated(score, answer_kind(multi=multi, rank=rank, basis=basis))
     if probability < LIKELY and not leads:
         missing.append(_what_would_decide(held, ranked))
     rows = _rank_rows(held, winner, rank)

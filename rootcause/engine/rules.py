@@ -17,7 +17,7 @@ from rootcause.engine.metrics import PROGRESS_BAR_RE, logged_finite_after
 from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Hit, Scan
 from rootcause.evidence import parse_line
 from rootcause.matching import Signal
-from rootcause.ranks import DISTINCT_FIRST_SECONDS, FirstError, initiating_rank
+from rootcause.ranks import DISTINCT_FIRST_SECONDS, Basis, FirstError, RankAnswer, rank_answer
 
 # The elastic agent's report about a worker (an exit line, a field of its summary block).
 LAUNCHER_REPORT_RE = re.compile(
@@ -130,8 +130,9 @@ def confidence(held: Held, ranked: list[int]) -> float:
     return score
 
 
-def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, str]:
-    """The rank that failed first (None when none can be singled out) and the reason why."""
+def initiating(held: Held, scan: Scan, ranked: list[int]) -> RankAnswer:
+    """The rank that failed first (None when none can be singled out), the reason why, and what
+    it rests on."""
     winner = ranked[0]
     root_errors = held.first_errors_by_rank(winner)
     collateral_errors: dict[int, FirstError] = {}
@@ -150,7 +151,7 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, s
     collateral_errors = {
         r: fe for r, fe in collateral_errors.items() if not launcher_report(fe.text)
     }
-    rank, reason = initiating_rank(
+    answer = rank_answer(
         root_errors=root_errors,
         collateral_errors=collateral_errors,
         evidence=scan.evidence,
@@ -158,9 +159,9 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> tuple[int | None, s
         # several separate raises of the root cause on unranked lines are several processes
         unranked_roots=0 if held.collateral(winner) else _repeated_raises(scan, winner),
     )
-    if not scan.ranks_seen and rank is None:
-        reason = "single process"
-    return rank, reason
+    if not scan.ranks_seen and answer.rank is None:
+        return RankAnswer(None, "single process", Basis.ONE_PROCESS)
+    return answer
 
 
 def _repeated_raises(scan: Scan, entry: int) -> int:

@@ -34,6 +34,8 @@ from rootcause.engine.calibration import (
     recording,
     using,
 )
+from rootcause.ranks import Basis, FirstError, rank_answer
+from rootcause.ranks import CrossRankEvidence as Ev
 
 REALRUNS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 REALRUNS_DEV = REALRUNS / "dev"
@@ -190,15 +192,44 @@ def test_each_kind_of_multi_rank_answer_has_a_table_and_the_engine_says_which():
     assert seen[-1][1] == ONE_PROCESS
 
 
-def test_answer_kinds_follow_the_ranks_reason():
-    assert answer_kind(multi=False, rank=None, reason="single process") == ONE_PROCESS
-    assert answer_kind(multi=True, rank=None, reason="every rank raised the same error") == ALIKE
-    reason = "only collateral errors; the launcher saw rank 3 exit first"
-    assert answer_kind(multi=True, rank=None, reason=reason) == NOT_SINGLED_OUT
-    reason = "only rank 1 raised a root-cause error"
-    assert answer_kind(multi=True, rank=1, reason=reason) == OWN_ERROR
-    reason = "every rank but 2 reported a collateral error"
-    assert answer_kind(multi=True, rank=2, reason=reason) == INFERRED
+def test_answer_kinds_follow_what_the_rank_rests_on():
+    assert answer_kind(multi=False, rank=None, basis=Basis.ONE_PROCESS) == ONE_PROCESS
+    assert answer_kind(multi=True, rank=None, basis=Basis.ALIKE) == ALIKE
+    assert answer_kind(multi=True, rank=None, basis=Basis.NOT_SINGLED_OUT) == NOT_SINGLED_OUT
+    assert answer_kind(multi=True, rank=1, basis=Basis.ONLY_RAISER) == OWN_ERROR
+    assert answer_kind(multi=True, rank=1, basis=Basis.FIRST_RAISER) == OWN_ERROR
+    for basis in (
+        Basis.CROSS_RANK,
+        Basis.CRASH_SIGNAL,
+        Basis.SILENT,
+        Basis.QUIET_EXIT,
+        Basis.LAUNCHER,
+    ):
+        assert answer_kind(multi=True, rank=2, basis=basis) == INFERRED, basis
+
+
+def test_the_rank_rules_set_the_basis_not_the_reasons_wording():
+    def fe(line: int, text: str = "RuntimeError: boom") -> FirstError:
+        return FirstError(ts=None, order=(0, line), line=line, text=text)
+
+    only = rank_answer(root_errors={1: fe(3)}, collateral_errors={0: fe(5)}, evidence=Ev())
+    assert (only.rank, only.basis) == (1, Basis.ONLY_RAISER)
+    alike = rank_answer(root_errors={0: fe(1), 1: fe(2)}, collateral_errors={}, evidence=Ev())
+    assert (alike.rank, alike.basis) == (None, Basis.ALIKE)
+    silent = rank_answer(
+        root_errors={}, collateral_errors={0: fe(1), 2: fe(2)}, evidence=Ev(), ranks_seen={0, 1, 2}
+    )
+    assert (silent.rank, silent.basis) == (1, Basis.SILENT)
+    crashed = Ev(crashed={0, 1})
+    both = rank_answer(root_errors={}, collateral_errors={2: fe(4)}, evidence=crashed)
+    assert (both.rank, both.basis) == (None, Basis.ALIKE)
+    launcher = Ev(launcher_root=3)
+    alone = rank_answer(root_errors={}, collateral_errors={}, evidence=launcher)
+    assert (alone.rank, alone.basis) == (3, Basis.LAUNCHER)
+    nothing = rank_answer(root_errors={}, collateral_errors={}, evidence=Ev())
+    assert (nothing.rank, nothing.basis) == (None, Basis.NOT_SINGLED_OUT)
+    # the kind no longer hangs on words: a reason that mentions a crash is not "alike" by it
+    assert answer_kind(multi=True, rank=None, basis=nothing.basis) == NOT_SINGLED_OUT
 
 
 def _scored(corpus: str, kind: str, right: bool, score: float = 0.97) -> Scored:
