@@ -84,6 +84,9 @@ _SOFT_RANK_RE = re.compile(
 # numbered from 1 in the order the launcher started them, which is rank order when it starts one
 # per rank in a loop (a weak, in-text rank)
 _MP_CHILD_RE = re.compile(r"^Process (?:Spawn|Fork|ForkServer)?Process-(\d{1,5}):\s*$")
+# A bound on the lines looked at between that header and its traceback (one per other rank, and
+# blank lines).
+MP_INTERLEAVED_LINES = 64
 # The elastic agent's report of a worker's exit, older and newer wordings; the local rank can sit
 # past HEAD_CHARS behind a long binary path, so this one is searched on a longer head.
 LAUNCHER_FAILED_RE = re.compile(
@@ -405,15 +408,21 @@ class LineContext:
 
     def _mp_child_above(self, i: int) -> int | None:
         """The rank of multiprocessing's `Process SpawnProcess-N:` header printed by the child
-        just before this traceback, when other ranks' lines (their stdout, interleaved
-        with its stderr) or blank lines came in between: the traceback is the header's child's,
-        not the interleaved rank's."""
-        for j in range(i - 1, max(-1, i - 4), -1):
+        just before this traceback, when other ranks' lines (their stdout, interleaved with its
+        stderr) or blank lines came in between: the traceback is the header's child's, not the
+        interleaved rank's. The child writes the two back to back, so at most one line of each
+        other rank still running fits between them (a 4-rank run put three: ranks 2, 0 and 3);
+        a rank printing twice there is a rank of its own going on, whose traceback this is."""
+        interleaved: set[int] = set()
+        for j in range(i - 1, max(-1, i - 1 - MP_INTERLEAVED_LINES), -1):
             prev = self.parsed(j)
             if prev.rank is not None and _MP_CHILD_RE.match(prev.text):
                 return prev.rank
-            if prev.text.strip() and (prev.rank is None or is_tracebackish(prev.text)):
+            if not prev.text.strip():
+                continue
+            if prev.rank is None or is_tracebackish(prev.text) or prev.rank in interleaved:
                 return None
+            interleaved.add(prev.rank)
         return None
 
     def _launcher_block_rank(self, i: int) -> int | None:

@@ -483,6 +483,12 @@ def _mp_inplace_log(between: list[str]) -> str:
         # another rank's stdout line, and a blank one, between the child's header and traceback
         ["", "rank 2: step 2/12 loss 1.7370 grad_norm 1.042"],
         ["rank 2: step 2/12 loss 1.7370 grad_norm 1.042"],
+        # one line of each other rank, and a blank one (dev_r5's 4-rank run put ranks 2, 0, 3)
+        [
+            "rank 2: step 3/12 loss 1.8025 grad_norm 1.817",
+            "",
+            "rank 0: step 3/12 loss 1.8221 grad_norm 1.817",
+        ],
     ],
 )
 def test_a_rank_line_between_a_childs_header_and_its_traceback_does_not_take_it(
