@@ -523,6 +523,49 @@ def _lone_crash(
     )
 
 
+# A collateral error that says the rank waited for a peer and gave up (gloo's and NCCL's
+# timeouts), and one that says its peer went away (gloo's closed socket, NCCL's remote error)
+TIMED_OUT_RE = re.compile(
+    r"\bTimed out waiting \d+ ?ms\b|Watchdog caught collective operation timeout|"
+    r"\] Timeout at NCCL work: \d"
+)
+LOST_PEER_RE = re.compile(
+    r"Connection closed by peer|Connection reset by peer|"
+    r"remote process exited or there was a network error"
+)
+
+
+def _waited_for(collateral_errors: dict[int, FirstError]) -> tuple[int, str] | None:
+    """The other ranks timed out waiting, and one rank only lost its peers, after every one of
+    those timeouts: it is the rank they waited for (a rank held up on its own, in a long
+    evaluation or a stall, that came back to the collective once the others had given up and
+    gone; no launcher stopped it first, as multiprocessing's does not). A rank that crashed makes
+    its peers lose it at once, before any timeout: not this."""
+    lost = [r for r, e in collateral_errors.items() if LOST_PEER_RE.search(e.text)]
+    waited = [r for r, e in collateral_errors.items() if TIMED_OUT_RE.search(e.text)]
+    if len(lost) != 1 or not waited or len(lost) + len(waited) != len(collateral_errors):
+        return None
+    rank = lost[0]
+    late = collateral_errors[rank]
+    if all(e.ts is not None for e in collateral_errors.values()):
+        after = all(
+            late.ts is not None and e.ts is not None and late.ts > e.ts
+            for r, e in collateral_errors.items()
+            if r != rank
+        )
+    else:
+        after = all(late.order > collateral_errors[r].order for r in waited)
+    if not after:
+        return None
+    who = (
+        f"rank {waited[0]}" if len(waited) == 1 else "ranks " + ", ".join(map(str, sorted(waited)))
+    )
+    return rank, (
+        f"{who} timed out waiting and rank {rank} only lost its peers after them: it is the "
+        "rank they waited for"
+    )
+
+
 def _quiet_exit(
     evidence: CrossRankEvidence, collateral_errors: dict[int, FirstError], root: int
 ) -> tuple[int, str] | None:
@@ -553,6 +596,7 @@ class Basis(StrEnum):
     CROSS_RANK = "cross-rank evidence (a named rank, an odd collective, a counter behind)"
     CRASH_SIGNAL = "a crash signal of its own while the others lost a peer"
     SILENT = "the one rank that reported no collateral error"
+    WAITED_FOR = "the one rank that lost its peers after the others had timed out waiting"
     QUIET_EXIT = "an exit of its own without an error while the others lost a peer"
     LAUNCHER = "the launcher's first exit alone"
     ALIKE = "every rank failed alike"
@@ -658,6 +702,11 @@ def rank_answer(
     crash = _lone_crash(evidence, collateral_errors)
     if crash is not None:
         return RankAnswer(*crash, Basis.CRASH_SIGNAL)
+    # before the silent rank too: of ranks whose tracebacks interleave (multiprocessing's
+    # children raising together), one may look silent that timed out like the others
+    waited_for = _waited_for(collateral_errors)
+    if waited_for is not None:
+        return RankAnswer(*waited_for, Basis.WAITED_FOR)
     # a rank whose own watchdog caught the failure was not silent (its line may match no
     # fingerprint: "failure detected by watchdog at work sequence id")
     spoke = set(collateral_errors) | evidence.crashed | evidence.watchdog
