@@ -84,9 +84,9 @@ _SOFT_RANK_RE = re.compile(
 # numbered from 1 in the order the launcher started them, which is rank order when it starts one
 # per rank in a loop (a weak, in-text rank)
 _MP_CHILD_RE = re.compile(r"^Process (?:Spawn|Fork|ForkServer)?Process-(\d{1,5}):\s*$")
-# A bound on the lines looked at between that header and its traceback (one per other rank, and
-# blank lines).
-MP_INTERLEAVED_LINES = 64
+# A bound on the lines looked at between that header and its traceback (one per other rank, blank
+# lines, the tracebacks of children whose headers came in the same run).
+MP_INTERLEAVED_LINES = 400
 # The elastic agent's report of a worker's exit, older and newer wordings; the local rank can sit
 # past HEAD_CHARS behind a long binary path, so this one is searched on a longer head.
 LAUNCHER_FAILED_RE = re.compile(
@@ -412,18 +412,51 @@ class LineContext:
         stderr) or blank lines came in between: the traceback is the header's child's, not the
         interleaved rank's. The child writes the two back to back, so at most one line of each
         other rank still running fits between them (a 4-rank run put three: ranks 2, 0 and 3);
-        a rank printing twice there is a rank of its own going on, whose traceback this is."""
+        a rank printing twice there is a rank of its own going on, whose traceback this is.
+
+        Children that raise together print their headers in a run and then their tracebacks:
+        the tracebacks come in the headers' order (dev_r6's 2-rank collective mismatch: headers
+        of ranks 0 and 1, then rank 0's report, then rank 1's), so the traceback after k others
+        that began below the run is the (k+1)-th header's; past the run's length, none."""
+        if self._chained_start(i):
+            return None  # a later link of a chain: the rank of the traceback it continues
         interleaved: set[int] = set()
+        earlier = 0  # tracebacks that began between the header run and this one
         for j in range(i - 1, max(-1, i - 1 - MP_INTERLEAVED_LINES), -1):
             prev = self.parsed(j)
             if prev.rank is not None and _MP_CHILD_RE.match(prev.text):
-                return prev.rank
+                run = self._header_run(j)
+                return run[earlier] if earlier < len(run) else None
             if not prev.text.strip():
                 continue
-            if prev.rank is None or is_tracebackish(prev.text) or prev.rank in interleaved:
+            if is_tracebackish(prev.text):
+                if prev.text.startswith("Traceback (most recent") and not self._chained_start(j):
+                    earlier += 1
+                continue
+            if prev.rank is None or prev.rank in interleaved:
                 return None
             interleaved.add(prev.rank)
         return None
+
+    def _header_run(self, j: int) -> list[int]:
+        """The ranks of the run of child headers that ends at line j, top to bottom."""
+        ranks: list[int] = []
+        for k in range(j, max(-1, j - MP_INTERLEAVED_LINES), -1):
+            info = self.parsed(k)
+            if info.rank is not None and _MP_CHILD_RE.match(info.text):
+                ranks.append(info.rank)
+            elif info.text.strip():
+                break
+        return ranks[::-1]
+
+    def _chained_start(self, j: int) -> bool:
+        """Line j starts a traceback that a chain marker ("During handling of the above
+        exception") links to the one above."""
+        for k in range(j - 1, max(-1, j - 4), -1):
+            text = self.parsed(k).text.strip()
+            if text:
+                return bool(_CHAIN_RE.match(text))
+        return False
 
     def _launcher_block_rank(self, i: int) -> int | None:
         """`rank : 2 (local_rank: 2)` in torchrun's failure summary, for the lines of its entry."""

@@ -576,3 +576,36 @@ def test_two_ranks_that_lost_peers_do_not_say_which_was_waited_for() -> None:
         ranks_seen={0, 1, 2},
     )
     assert answer.basis is not Basis.WAITED_FOR
+
+
+def test_children_raising_together_take_their_headers_in_order() -> None:
+    # two children print their headers in a run, then their tracebacks in the same order
+    # (dev_r6's 2-rank collective mismatch under mp): rank 1's in-place error is the first
+    # traceback below the run although rank 0's header is the nearest line above it
+    frames = [
+        "Traceback (most recent call last):",
+        '  File "multiprocessing/process.py", line 314, in _bootstrap',
+        "    self.run()",
+    ]
+    text = "\n".join(
+        [
+            "rank 0: started rank 0 of 2",
+            "rank 1: started rank 1 of 2",
+            "rank 1: step 2/12 loss 1.8780 grad_norm 1.042",
+            "Process SpawnProcess-2:",
+            "Process SpawnProcess-1:",
+            *frames,
+            "RuntimeError: one of the variables needed for gradient computation has been modified "
+            "by an inplace operation: [torch.FloatTensor [8, 24]], which is output 0 of Sigmoid, "
+            "is at version 2; expected version 0 instead.",
+            *frames,
+            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed "
+            "by peer [127.0.0.1]:43436. This is typically caused by a remote worker crashing.",
+            "worker processes failed: [(0, 1), (1, 1)]",
+        ]
+    )
+    result = get_engine().diagnose([text + "\n"])
+
+    assert result.failure is not None
+    assert result.failure.slug == "inplace-modification"
+    assert result.initiating_rank == 1
