@@ -444,19 +444,35 @@ def test_a_dataloader_workers_reraised_traceback_keeps_the_rank_above_it():
     assert result.initiating_rank == 1
 
 
+# programs/launch.py-style mp runs: a child's traceback under multiprocessing's header, rank 1's
+# in-place error, and the other ranks' lost peer
+MP_FRAMES = [
+    "Traceback (most recent call last):",
+    '  File "multiprocessing/process.py", line 314, in _bootstrap',
+    "    self.run()",
+]
+MP_INPLACE = (
+    "RuntimeError: one of the variables needed for gradient computation has been modified "
+    "by an inplace operation: [torch.FloatTensor [8, 24]], which is output 0 of Sigmoid, "
+    "is at version 2; expected version 0 instead."
+)
+MP_LOST = (
+    "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by "
+    "peer [127.0.0.1]:43436. This is typically caused by a remote worker crashing."
+)
+
+
+def _rank_of_inplace(text: str) -> int | None:
+    result = get_engine().diagnose([text + "\n"])
+    assert result.failure is not None
+    assert result.failure.slug == "inplace-modification"
+    return result.initiating_rank
+
+
 def _mp_inplace_log(between: list[str]) -> str:
-    # programs/launch.py-style mp run (generate.py --round 4's in-place run): rank 1's child
-    # prints multiprocessing's header, then its traceback; `between` comes in between, and the two
-    # other ranks only lose their peer
-    lost = (
-        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by "
-        "peer [127.0.0.1]:43436. This is typically caused by a remote worker crashing."
-    )
-    frames = [
-        "Traceback (most recent call last):",
-        '  File "multiprocessing/process.py", line 314, in _bootstrap',
-        "    self.run()",
-    ]
+    # generate.py --round 4's in-place run: rank 1's child prints multiprocessing's header, then
+    # its traceback; `between` comes in between, and the two other ranks only lose their peer
+    lost, frames = MP_LOST, MP_FRAMES
     return "\n".join(
         [
             "rank 0: started rank 0 of 3",
@@ -469,9 +485,7 @@ def _mp_inplace_log(between: list[str]) -> str:
             *frames,
             '  File "train.py", line 432, in run',
             "    loss.backward()",
-            "RuntimeError: one of the variables needed for gradient computation has been modified "
-            "by an inplace operation: [torch.FloatTensor [8, 24]], which is output 0 of Sigmoid, "
-            "is at version 2; expected version 0 instead.",
+            MP_INPLACE,
             "Process SpawnProcess-1:",
             *frames,
             lost,
@@ -501,11 +515,7 @@ def _mp_inplace_log(between: list[str]) -> str:
 def test_a_rank_line_between_a_childs_header_and_its_traceback_does_not_take_it(
     between: list[str],
 ) -> None:
-    result = get_engine().diagnose([_mp_inplace_log(between) + "\n"])
-
-    assert result.failure is not None
-    assert result.failure.slug == "inplace-modification"
-    assert result.initiating_rank == 1
+    assert _rank_of_inplace(_mp_inplace_log(between)) == 1
 
 
 def test_a_childs_header_far_above_a_traceback_does_not_name_its_rank() -> None:
@@ -582,11 +592,6 @@ def test_children_raising_together_take_their_headers_in_order() -> None:
     # two children print their headers in a run, then their tracebacks in the same order
     # (dev_r6's 2-rank collective mismatch under mp): rank 1's in-place error is the first
     # traceback below the run although rank 0's header is the nearest line above it
-    frames = [
-        "Traceback (most recent call last):",
-        '  File "multiprocessing/process.py", line 314, in _bootstrap',
-        "    self.run()",
-    ]
     text = "\n".join(
         [
             "rank 0: started rank 0 of 2",
@@ -594,18 +599,11 @@ def test_children_raising_together_take_their_headers_in_order() -> None:
             "rank 1: step 2/12 loss 1.8780 grad_norm 1.042",
             "Process SpawnProcess-2:",
             "Process SpawnProcess-1:",
-            *frames,
-            "RuntimeError: one of the variables needed for gradient computation has been modified "
-            "by an inplace operation: [torch.FloatTensor [8, 24]], which is output 0 of Sigmoid, "
-            "is at version 2; expected version 0 instead.",
-            *frames,
-            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed "
-            "by peer [127.0.0.1]:43436. This is typically caused by a remote worker crashing.",
+            *MP_FRAMES,
+            MP_INPLACE,
+            *MP_FRAMES,
+            MP_LOST,
             "worker processes failed: [(0, 1), (1, 1)]",
         ]
     )
-    result = get_engine().diagnose([text + "\n"])
-
-    assert result.failure is not None
-    assert result.failure.slug == "inplace-modification"
-    assert result.initiating_rank == 1
+    assert _rank_of_inplace(text) == 1
