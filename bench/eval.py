@@ -2,8 +2,9 @@
 
 The corpora: each directory under `../shared/corpus/` that holds a labels.jsonl (dev, dev2, ...;
 absent on a user's clone, then skipped), and the run-produced corpus of this repository,
-`bench/realruns/corpus/dev`, `.../sealed` and `.../sealed2` (reported separately; nobody
-tuning the engine reads the sealed logs). `--corpus DIR` (repeatable) scores only the named ones.
+`bench/realruns/corpus/dev`, `.../sealed`, `.../sealed2` and the later rounds' parts (reported
+separately; nobody tuning the engine reads the sealed logs). `--corpus DIR` (repeatable) scores
+only the named ones.
 
 Top-1 accuracy counts every labelled file in the taxonomy (healthy logs are right when the outcome
 is no_match); a file labelled `out_of_taxonomy` (a failure no catalogue class covers) is left out of
@@ -350,13 +351,14 @@ def accuracy_markdown(
         "class is named. ECE is the expected calibration error of the stated confidence over the",
         "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
         "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3,",
-        "realruns/dev, dev_r3, dev_r4 and dev_r5 (`python -m bench.calibrate`), never on a",
-        "sealed part.",
+        "realruns/dev, dev_r3, dev_r4, dev_r5 and dev_r6 (`python -m bench.calibrate`), never",
+        "on a sealed part.",
         "Those corpora are also the ones the engine's signals were written from, so their own ECE",
-        "is small by construction; realruns/dev_r3, dev_r4 and dev_r5 enter the fit with their",
-        "first looks (their answers from the engine before anything was learnt from them,",
+        "is small by construction; realruns/dev_r3, dev_r4, dev_r5 and dev_r6 enter the fit with",
+        "their first looks (their answers from the engine before anything was learnt from them,",
         "`bench/calibration_first_look.jsonl`), the tables are per kind of answer (one process;",
-        "several ranks alike or none singled out; a rank by its own error or by inference), and",
+        "several ranks alike or none singled out; a rank by its own error or by inference, as the",
+        "rank inference states what its answer rests on), and",
         "the multi-rank kinds' tables are fitted on the first looks alone, each shrunk towards the",
         "first looks' own rate of right multi-rank answers. So the open corpora's",
         "multi-rank answers are stated lower than they turn out (the engine was built from them).",
@@ -365,7 +367,8 @@ def accuracy_markdown(
         "`realruns/dev_r3` (open) and `realruns/sealed3` (blind) are round 3 (`generate.py",
         "--round 3`): new runs weighted to multi-rank jobs where one rank breaks first;",
         "`realruns/dev_r4` and `realruns/dev_r5` (open) are rounds 4 and 5, development runs of",
-        "the same kind.",
+        "the same kind; `realruns/dev_r6` (open) and `realruns/sealed4` (blind) are round 6,",
+        "halves of one draw of the same kind.",
         "",
         "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
         " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
@@ -399,7 +402,12 @@ def accuracy_markdown(
             f" ({pct(questions['first_right'], questions['questions'])}).",
         ]
     for name, r in reports:
-        if sealed(name) or name in ("realruns/dev_r3", "realruns/dev_r4", "realruns/dev_r5"):
+        if sealed(name) or name in (
+            "realruns/dev_r3",
+            "realruns/dev_r4",
+            "realruns/dev_r5",
+            "realruns/dev_r6",
+        ):
             blind = " (blind: counts only)" if sealed(name) else ""
             lines += [
                 "",

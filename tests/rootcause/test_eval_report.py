@@ -69,21 +69,29 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
     text = bench_eval.accuracy_markdown([("realruns/sealed3", report)], None)
     assert "gloo-timeout" not in text
     assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r3", report)], None)
+    # and the fourth (generate.py --round 6's blind half), while its open half dev_r6 is not
+    text = bench_eval.accuracy_markdown([("realruns/sealed4", report)], None)
+    assert "gloo-timeout" not in text
+    assert "(sealed)" in text
+    assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r6", report)], None)
 
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     names = [name for name, _ in bench_eval.default_corpora(tmp_path / "absent")]
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
-    # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts
+    # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts, dev_r6 and
+    # sealed4 round 6's open and blind parts
     in_repo = [
         "realruns/dev",
         "realruns/dev_r3",
         "realruns/dev_r4",
         "realruns/dev_r5",
+        "realruns/dev_r6",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
+        "realruns/sealed4",
         "realruns/fresh",
     ]
     assert names == in_repo

@@ -14,8 +14,8 @@ from rootcause.catalogue import CATALOGUE_DIR
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
 # every part whose labels and logs must be well formed: the second blind part (--round 2) too,
-# round 3's open and blind parts, and round 4's open part
-CHECKED = (*PARTS, "sealed2", "dev_r3", "sealed3", "dev_r4")
+# round 3's open and blind parts, rounds 4's and 5's open parts, round 6's open and blind parts
+CHECKED = (*PARTS, "sealed2", "dev_r3", "sealed3", "dev_r4", "dev_r5", "dev_r6", "sealed4")
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
 
@@ -124,6 +124,19 @@ def test_round_4_is_new_runs_weighted_to_one_rank_breaking_first() -> None:
     assert not {row["file"] for row in rows} & earlier
     assert len(rows) >= 50
     assert sum(row["initiating_rank"] is not None for row in rows) >= 0.7 * len(rows)
+
+
+def test_round_6_parts_are_new_runs_weighted_to_one_rank_breaking_first() -> None:
+    """corpus/dev_r6 and corpus/sealed4 (generate.py --round 6) share no scenario with the earlier
+    parts nor with each other; four in five of their runs have a known initiating rank."""
+    earlier_parts = (*PARTS, "sealed2", "dev_r3", "sealed3", "dev_r4", "dev_r5")
+    earlier = {row["file"] for part in earlier_parts for row in labels(part)}
+    dev, blind = labels("dev_r6"), labels("sealed4")
+    assert not {row["file"] for row in dev + blind} & earlier
+    assert not {row["file"] for row in dev} & {row["file"] for row in blind}
+    for rows in (dev, blind):
+        assert len(rows) >= 25
+        assert sum(row["initiating_rank"] is not None for row in rows) >= 0.75 * len(rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:
