@@ -46,9 +46,12 @@ ERRORISH_RE = re.compile(
 
 # A warning, however it is worded, reports no failure: a tokenizer's "Token indices sequence
 # length is longer than the specified maximum ... will result in indexing errors" comes before
-# training that goes on, and Python's `UserWarning:` lines are not errors either.
+# training that goes on, and Python's `UserWarning:` lines are not errors either, nor are
+# TensorFlow's own warning and info lines (`2021-02-10 12:57:07.427237: W tensorflow/...] Could
+# not load dynamic library 'libcudart.so.11.0'`, after which it runs on the CPU).
 WARNING_RE = re.compile(
-    r"\b[A-Z][A-Za-z]{0,40}Warning: |will result in indexing errors|^\s*warnings\.warn\("
+    r"\b[A-Z][A-Za-z]{0,40}Warning: |will result in indexing errors|^\s*warnings\.warn\(|"
+    r"\d\d:\d\d:\d\d\.\d{6}: [WI] tensorflow/"
 )
 
 
