@@ -211,6 +211,8 @@ def no_match(
     read = [held.signals[pid].regex for pid in held.hits if held.signals[pid].kind == "error"]
     lines = [c for c in similar.candidate_lines(scan) if not any(r.search(c[2]) for r in read)]
     proposal = similar.index_for(held.entries).nearest(lines) if outside is None else None
+    if proposal is None and outside is None:
+        outside = illegal_instruction(scan)
     if proposal is not None:
         return _proposed(held, scan, proposal, version)
     found = outside.lines if outside is not None else []
@@ -384,6 +386,26 @@ class Outside(NamedTuple):
     said: str  # what the exit code means, for missing_facts
     rank: int | None  # the rank that failed first, as the launcher's summary would say it
     lines: list[Hit]  # the launcher's lines that say so, as evidence
+
+
+# A process's own report of an illegal instruction (the shell's, gdb's, faulthandler's): like the
+# launcher's exit code -4, a failure no class covers (dev3's pytorch/pytorch#22338: a prebuilt
+# binary's AVX2 code on a virtual CPU without AVX2)
+_SIGILL_LINE_RE = re.compile(
+    r"\bIllegal instruction \(core dumped\)|received signal SIGILL|"
+    r"Fatal Python error: Illegal instruction"
+)
+
+
+def illegal_instruction(scan: Scan) -> Outside | None:
+    """With no class held: a line that reports an illegal instruction, said as what it means."""
+    lines = [(h.source, h.line, h.text) for h in (*scan.error_lines, *scan.error_tail)]
+    lines += [(s, n, text) for text, (s, n) in zip(scan.tail, scan.tail_at, strict=True)]
+    for source, line, text in lines:
+        if _SIGILL_LINE_RE.search(text):
+            said = f"outside the catalogue's classes: the process was killed by {OUTSIDE_EXITS[-4]}"
+            return Outside(said, None, [Hit(source, line, None, None, None, text)])
+    return None
 
 
 def outside_catalogue(held: Held, scan: Scan, ranked: list[int]) -> Outside | None:

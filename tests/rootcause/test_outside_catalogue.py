@@ -119,3 +119,18 @@ def test_a_generic_extension_build_is_no_class_and_deepspeeds_own_op_is():
         "    basic_optimizer = self._configure_basic_optimizer(model_parameters)\n"
     )
     assert slug(diagnose(with_frames)) == "deepspeed-op-build"
+
+
+def test_a_process_killed_by_an_illegal_instruction_says_what_it_means():
+    # pytorch/pytorch#22338: gdb's line, PyTorch's AVX2 code on a virtual CPU without AVX2; the
+    # shell's own wording of the same signal
+    for text in (
+        'Thread 1 "python" received signal SIGILL, Illegal instruction.\n'
+        "0x00007fff9eaea4d0 in THFloatVector_normal_fill_AVX2 () from libtorch.so\n",
+        "$ python -c 'import torch; torch.randn(3)'\nIllegal instruction (core dumped)\n",
+    ):
+        result = diagnose(text)
+
+        assert result.outcome == "no_match"
+        assert "SIGILL" in result.missing_facts[0]
+        assert "Illegal instruction" in result.evidence[0].text
