@@ -204,8 +204,9 @@ def no_match(
 ) -> DiagnosisResult:
     """The result when no entry held firmly enough: a class proposed by likeness (similar.py) if
     an error line resembles a catalogue signature closely, else the exception lines found and
-    what to add. `outside`: a failure of a kind no class covers (outside_catalogue), said
-    first, with the rank the launcher saw fail first."""
+    what to add. `outside`: a failure of a kind no class covers (outside_catalogue, or
+    illegal_instruction when nothing held or resembled a signature), said first, with the rank
+    the launcher saw fail first."""
     # a line a fingerprint read and found too thin alone (a generic `ninja -v` failure that is
     # DeepSpeed's only beside DeepSpeed) is not proposed again by its likeness to a signature
     read = [held.signals[pid].regex for pid in held.hits if held.signals[pid].kind == "error"]
@@ -381,11 +382,12 @@ def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, s
 
 
 class Outside(NamedTuple):
-    """A failure of a kind no class covers, read from the launcher's exit report."""
+    """A failure of a kind no class covers, read from the launcher's exit report or the
+    process's own line."""
 
-    said: str  # what the exit code means, for missing_facts
+    said: str  # what the exit code or signal means, for missing_facts
     rank: int | None  # the rank that failed first, as the launcher's summary would say it
-    lines: list[Hit]  # the launcher's lines that say so, as evidence
+    lines: list[Hit]  # the lines that say so, as evidence
 
 
 # A process's own report of an illegal instruction (the shell's, gdb's, faulthandler's): like the
