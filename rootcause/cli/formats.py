@@ -30,6 +30,9 @@ def render_text(result: FileResult, server: str = "") -> str:
     out = [f"== {result.file}"]
     if result.failure is None:
         out.append("no known failure matched")
+        # a failure of a kind no class covers may still name the rank its launcher saw fail
+        if sentence := rank_sentence(result.initiating_rank, result.ranks):
+            out.append(f"ranks:      {sentence}")
     else:
         f = result.failure
         out.append(f"class:      {f.slug} ({f.title}, {f.category})")

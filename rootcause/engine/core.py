@@ -57,6 +57,9 @@ class Engine:
         ranked = rules.candidates(held, scan)
         if not ranked:
             return report.no_match(held, scan, self.version)
+        outside = report.outside_catalogue(held, scan, ranked)
+        if outside is not None:
+            return report.no_match(held, scan, self.version, outside)
         return report.diagnosed(held, scan, ranked, self.version)
 
     def _held(self, scan: Scan) -> dict[int, dict[int | None, Hit]]:

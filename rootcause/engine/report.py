@@ -4,6 +4,7 @@ failures, the evidence lines, the root-cause sentence and the facts a reader sho
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from msgspec import UNSET, UnsetType
 
@@ -12,7 +13,7 @@ from rootcause.confidence import LIKELY, what_would_decide
 from rootcause.engine import similar
 from rootcause.engine.calibration import PROPOSED, answer_kind, calibrated
 from rootcause.engine.rules import Held, confidence, initiating, launcher_report
-from rootcause.engine.scanning import EVIDENCE_CHARS, Scan, ends_in_traceback
+from rootcause.engine.scanning import EVIDENCE_CHARS, Hit, Scan, ends_in_traceback
 from rootcause.evidence import FRAME_LINE_RE, parse_line
 from rootcause.ranks import NO_RANK, Basis
 from rootcause.result import (
@@ -102,6 +103,12 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     leads = _decided_by(held, winner)
     if leads:
         missing.insert(0, "what would decide it: " + "; ".join(leads))
+    elif exit_note is not None:
+        # the launcher's report is the answer; a crash signal it names may still be read by a
+        # class that needs more than the signal (a SIGBUS without shared memory in the log)
+        below = _decided_by_below(held, ranked)
+        if below:
+            missing.insert(1, "what would decide the cause: " + "; ".join(below))
     if rank is not None and basis is Basis.LAUNCHER:
         score *= LAUNCHER_ONLY_FACTOR
     probability = calibrated(score, answer_kind(multi=multi, rank=rank, basis=basis))
@@ -147,6 +154,18 @@ def _decided_by(held: Held, winner: int) -> list[str]:
     return list(dict.fromkeys(t for t in texts if t is not None))
 
 
+def _decided_by_below(held: Held, ranked: list[int]) -> list[str]:
+    """What would settle the entries that held only under MIN_CONFIDENCE, on signals that say
+    what decides them (a launcher's bare SIGBUS is not yet dataloader-shm)."""
+    texts = [
+        held.signals[p].decided_by
+        for entry, pids in held.by_entry.items()
+        if entry not in ranked
+        for p in held.error_pids(pids)
+    ]
+    return list(dict.fromkeys(t for t in texts if t is not None))
+
+
 def _launch(scan: Scan) -> Launch | UnsetType:
     run = scan.run
     launcher = run.launcher_name
@@ -180,20 +199,33 @@ def _what_would_decide(held: Held, ranked: list[int]) -> str:
     return text
 
 
-def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
+def no_match(
+    held: Held, scan: Scan, version: str, outside: Outside | None = None
+) -> DiagnosisResult:
     """The result when no entry held firmly enough: a class proposed by likeness (similar.py) if
     an error line resembles a catalogue signature closely, else the exception lines found and
-    what to add."""
-    proposal = similar.index_for(held.entries).nearest(similar.candidate_lines(scan))
+    what to add. `outside`: a failure of a kind no class covers (outside_catalogue, or
+    illegal_instruction when nothing held or resembled a signature), said first, with the rank
+    the launcher saw fail first."""
+    # a line a fingerprint read and found too thin alone (a generic `ninja -v` failure that is
+    # DeepSpeed's only beside DeepSpeed) is not proposed again by its likeness to a signature
+    read = [held.signals[pid].regex for pid in held.hits if held.signals[pid].kind == "error"]
+    lines = [c for c in similar.candidate_lines(scan) if not any(r.search(c[2]) for r in read)]
+    proposal = similar.index_for(held.entries).nearest(lines) if outside is None else None
+    if proposal is None and outside is None:
+        outside = illegal_instruction(scan)
     if proposal is not None:
         return _proposed(held, scan, proposal, version)
-    evidence = [
-        EvidenceLine(line=h.line, text=short(h.text))
-        for h in sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))[:3]
-    ] or _error_level_lines(scan)[:3]
+    found = outside.lines if outside is not None else []
+    found = found or sorted(scan.exceptions.values(), key=lambda h: (h.source, h.line))
+    evidence = [EvidenceLine(line=h.line, text=short(h.text)) for h in found[:3]] or (
+        _error_level_lines(scan)[:3]
+    )
     missing = _missing_facts(scan, diagnosed=False, rank=None, multi=False)
     scores = held.scores
-    if scores:
+    if outside is not None:
+        missing.insert(0, outside.said)
+    elif scores:
         best = max(scores, key=lambda e: scores[e])
         missing.insert(
             0,
@@ -205,7 +237,7 @@ def no_match(held: Held, scan: Scan, version: str) -> DiagnosisResult:
         outcome="no_match",
         failure=None,
         root_cause=None,
-        initiating_rank=None,
+        initiating_rank=outside.rank if outside is not None else None,
         ranks=[],
         collateral=[],
         evidence=evidence,
@@ -272,6 +304,23 @@ def _root_cause(entry: Entry, ranks: str, reason: str, headline: str, *, multi: 
 
 
 _EXITCODE_RE = re.compile(r"\bexitcode\s*:\s*(-?\d{1,5})|return code = (-?\d{1,5})")
+# mpirun's report of a rank killed by a signal (the code is read by scanning.mpi_exit)
+_MPI_EXIT_RE = re.compile(r"noticed that process rank \d+ with PID [^\n]{0,200}on signal \d+")
+# Exit codes that say the failure is of a kind no class covers (dev3's out-of-taxonomy threads:
+# horovod/horovod#926's SIGILL on a CPU without AVX; pytorch-image-models#1724, PyTorch 2.0's
+# launcher passing --local-rank to a script whose argparse knew only --local_rank).
+OUTSIDE_EXITS = {
+    -4: (
+        "signal 4 (SIGILL), an illegal instruction: a package built for CPU features this CPU "
+        "lacks (AVX/AVX2 on an older or virtual CPU; `grep -o -w 'avx2\\?' /proc/cpuinfo | "
+        "sort -u` shows them) or for another GPU"
+    ),
+    2: (
+        "Python's exit code for a command line the script refused (argparse's usage error, such "
+        "as a launcher passing --local-rank to a script that reads --local_rank) or a script "
+        "file it could not open"
+    ),
+}
 # What a worker's exit code says, as the elastic agent reports it (negative: killed by a signal).
 _SIGNALS = {
     4: ("SIGILL", "an illegal instruction: a binary built for another CPU or GPU"),
@@ -288,14 +337,14 @@ _SIGNALS = {
 }
 
 
-def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, str] | None:
-    """For a log with only collateral failures, one of them the launcher's exit report: the
-    rank it saw fail first and what its exit code says (an uncaught Python exception, or the
-    signal that killed it). None when that rank printed an error of its own."""
+def _launcher_exit(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, int] | None:
+    """For a log with only collateral failures, one of them the launcher's exit report: the rank
+    it saw fail first and its exit code (negative: the signal that killed it). None when that
+    rank printed an error of its own."""
     failed = scan.evidence.launcher_failed
     rank, code = failed if failed is not None else (None, None)
     hits = [h for e in ranked for h in held.error_hits(e)]
-    reports = [h for h in hits if _EXITCODE_RE.search(h.text)]
+    reports = [h for h in hits if _EXITCODE_RE.search(h.text) or _MPI_EXIT_RE.search(h.text)]
     if not reports:
         return None  # the collateral failures are something else than an exit report
     if rank is not None and any(h.rank == rank and not launcher_report(h.text) for h in hits):
@@ -306,9 +355,19 @@ def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, s
             if m:
                 rank, code = h.rank, int(m.group(1) or m.group(2))
                 break
-    if code is None:
+    return None if code is None else (rank, code)
+
+
+def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, str] | None:
+    """The launcher's exit report (_launcher_exit) in words: the rank it saw fail first and what
+    its exit code says (an uncaught Python exception, or the signal that killed it)."""
+    failed = _launcher_exit(held, ranked, scan)
+    if failed is None:
         return None
+    rank, code = failed
     who = f"Rank {rank}" if rank is not None else "The worker"
+    if code in OUTSIDE_EXITS:
+        return rank, f"{who} exited with code {code}: {OUTSIDE_EXITS[code]}."
     if code < 0 and -code in _SIGNALS:
         name, meaning = _SIGNALS[-code]
         return rank, f"{who} exited with code {code}: signal {-code} ({name}), {meaning}."
@@ -320,6 +379,61 @@ def _exit_note(held: Held, ranked: list[int], scan: Scan) -> tuple[int | None, s
             "that rank's own output."
         )
     return rank, f"{who} exited with code {code}."
+
+
+class Outside(NamedTuple):
+    """A failure of a kind no class covers, read from the launcher's exit report or the
+    process's own line."""
+
+    said: str  # what the exit code or signal means, for missing_facts
+    rank: int | None  # the rank that failed first, as the launcher's summary would say it
+    lines: list[Hit]  # the lines that say so, as evidence
+
+
+# A process's own report of an illegal instruction (the shell's, gdb's, faulthandler's): like the
+# launcher's exit code -4, a failure no class covers (dev3's pytorch/pytorch#22338: a prebuilt
+# binary's AVX2 code on a virtual CPU without AVX2)
+_SIGILL_LINE_RE = re.compile(
+    r"\bIllegal instruction \(core dumped\)|received signal SIGILL|"
+    r"Fatal Python error: Illegal instruction"
+)
+
+
+def illegal_instruction(scan: Scan) -> Outside | None:
+    """With no class held: a line that reports an illegal instruction, said as what it means."""
+    lines = [(h.source, h.line, h.text) for h in (*scan.error_lines, *scan.error_tail)]
+    lines += [(s, n, text) for text, (s, n) in zip(scan.tail, scan.tail_at, strict=True)]
+    for source, line, text in lines:
+        if _SIGILL_LINE_RE.search(text):
+            said = f"outside the catalogue's classes: the process was killed by {OUTSIDE_EXITS[-4]}"
+            return Outside(said, None, [Hit(source, line, None, None, None, text)])
+    return None
+
+
+def outside_catalogue(held: Held, scan: Scan, ranked: list[int]) -> Outside | None:
+    """When the launcher's exit report is all there is and its exit code names a failure no
+    class of the catalogue covers (an illegal instruction, a command line the script refused),
+    what it says: the answer is then no class, with that said, not the launcher's summary."""
+    if not held.collateral(ranked[0]):
+        return None
+    failed = _launcher_exit(held, ranked, scan)
+    if failed is None or failed[1] not in OUTSIDE_EXITS:
+        return None
+    rank, code = failed
+    who = f"rank {rank}" if rank is not None else "the worker"
+    # the rank named is the one the launcher's summary would have been answered with
+    first, _, _ = initiating(held, scan, ranked)
+    said = (
+        f"outside the catalogue's classes: the launcher reports {who} exiting with code {code}, "
+        f"{OUTSIDE_EXITS[code]}; {who}'s own output would show it"
+    )
+    reports = [
+        h
+        for e in ranked
+        for h in held.error_hits(e)
+        if launcher_report(h.text) or _MPI_EXIT_RE.search(h.text)
+    ]
+    return Outside(said, first, sorted(reports, key=lambda h: (h.source, h.line)))
 
 
 def _rank_rows(held: Held, winner: int, initiating: int | None) -> list[RankRow]:

@@ -34,6 +34,10 @@ _PREFIX_RE = re.compile(r"^(?:\[[^\]]{0,80}\]:?\s*|[A-Za-z0-9_.<>-]{1,64}:\s+(?=
 _NUMBER_RE = re.compile(r"0x[0-9a-f]+|\d+(?:\.\d+)?")
 _PATH_RE = re.compile(r"(?:/[\w.<>~-]+){2,}")
 _SPACE_RE = re.compile(r"\s+")
+# An error code the text states (`cuda runtime error (10)`, THCudaCheck's `error=2`): numbers are
+# made alike for the likeness, but two different codes are two different errors, however alike
+# the rest of the line (`invalid device ordinal` is not `out of memory`).
+_CODE_RE = re.compile(r"(?i)\bcuda runtime error \((\d{1,4})\)|\berror=(\d{1,4})\b")
 # A line that reads like an error, among the log's last lines.
 ERRORISH_RE = re.compile(
     r"(?i)error|fail|exception|fatal|abort|killed|cannot|unable|exceeded|timed? ?out|"
@@ -42,14 +46,22 @@ ERRORISH_RE = re.compile(
 
 # A warning, however it is worded, reports no failure: a tokenizer's "Token indices sequence
 # length is longer than the specified maximum ... will result in indexing errors" comes before
-# training that goes on, and Python's `UserWarning:` lines are not errors either.
+# training that goes on, and Python's `UserWarning:` lines are not errors either, nor are
+# TensorFlow's own warning and info lines (`2021-02-10 12:57:07.427237: W tensorflow/...] Could
+# not load dynamic library 'libcudart.so.11.0'`, after which it runs on the CPU).
 WARNING_RE = re.compile(
-    r"\b[A-Z][A-Za-z]{0,40}Warning: |will result in indexing errors|^\s*warnings\.warn\("
+    r"\b[A-Z][A-Za-z]{0,40}Warning: |will result in indexing errors|^\s*warnings\.warn\(|"
+    r"\d\d:\d\d:\d\d\.\d{6}: [WI] tensorflow/"
 )
 
 
 def ngrams(text: str) -> frozenset[str]:
     return frozenset(text[i : i + NGRAM] for i in range(max(1, len(text) - NGRAM + 1)))
+
+
+def error_code(text: str) -> str | None:
+    m = _CODE_RE.search(text)
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def normalise(text: str) -> str:
@@ -82,6 +94,7 @@ class SignatureIndex:
         self.owners: list[int] = []
         self.signatures: list[str] = []
         self.grams: list[frozenset[str]] = []
+        self.codes: list[str | None] = []
         for index, entry in enumerate(entries):
             for signature in entry.signatures:
                 norm = normalise(str(signature))
@@ -89,6 +102,7 @@ class SignatureIndex:
                     self.owners.append(index)
                     self.signatures.append(str(signature))
                     self.grams.append(ngrams(norm))
+                    self.codes.append(error_code(str(signature)))
 
     def nearest(self, lines: list[tuple[int, int, str]]) -> Proposal | None:
         """The best (line, signature) pair above MIN_SIMILARITY; lines are (source, line, text)."""
@@ -99,7 +113,7 @@ class SignatureIndex:
             if len(query) < MIN_CHARS or query in seen:
                 continue
             seen.add(query)
-            found = self._best(ngrams(query))
+            found = self._best(ngrams(query), error_code(text))
             if found is None:
                 continue
             score, k = found
@@ -109,11 +123,14 @@ class SignatureIndex:
                 )
         return best
 
-    def _best(self, grams: frozenset[str]) -> tuple[float, int] | None:
-        """(likeness 0-100, signature index) of the closest signature at MIN_SIMILARITY or more."""
+    def _best(self, grams: frozenset[str], code: str | None) -> tuple[float, int] | None:
+        """(likeness 0-100, signature index) of the closest signature at MIN_SIMILARITY or more,
+        among those stating no other error code."""
         best: tuple[float, int] | None = None
         size = len(grams)
         for k, other in enumerate(self.grams):
+            if code is not None and self.codes[k] not in (None, code):
+                continue
             total = size + len(other)
             # Dice cannot reach the threshold when the sizes alone are too far apart
             if 200.0 * min(size, len(other)) / total < MIN_SIMILARITY:

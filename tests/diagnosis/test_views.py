@@ -155,6 +155,27 @@ def test_the_rank_sentence_says_what_the_rank_table_shows(
     assert "singled out: no rank" not in text
 
 
+def test_a_failure_outside_the_catalogue_says_so_and_names_the_rank_its_launcher_saw(
+    client, alice, acme, catalogue, django_capture_on_commit_callbacks
+):
+    # horovod/horovod#926's kind: mpirun's one line about a rank killed by SIGILL
+    client.force_login(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/",
+            {
+                "log_text": "mpirun noticed that process rank 0 with PID 0 on node gpu-01 exited "
+                "on signal 4 (Illegal instruction).\n"
+            },
+        )
+
+    text = html.unescape(client.get(response["Location"]).content.decode())
+    assert "No known failure matched" in text
+    (sentence,) = re.findall(r'<p id="initiating-rank">(.*?)</p>', text)
+    assert sentence.startswith("Rank 0 most likely failed first")
+    assert "outside the catalogue" in text
+
+
 @pytest.mark.parametrize(
     ("log", "said", "not_said"),
     [

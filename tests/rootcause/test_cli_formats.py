@@ -266,3 +266,14 @@ def test_the_text_json_and_summary_give_the_diagnosis_page():
     summary = step_summary([Outcome("train.log", result)])
     assert f"[The diagnosis on rootcause]({LINK})" in summary
     assert "page:" not in rootcause.cli.render_text(diagnosed())  # offline: no page
+
+
+def test_text_of_a_failure_outside_the_catalogue_names_the_rank_its_launcher_saw():
+    from rootcause.cli.formats import render_text
+
+    outside = replace(no_match(), initiating_rank=0)
+
+    text = render_text(outside)
+    assert "no known failure matched" in text
+    assert "ranks:      Rank 0 most likely failed first" in text
+    assert "ranks:" not in render_text(no_match())
