@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from unittest import mock
 
 from bench.in_process import configure, own_database, submitter
 
@@ -91,10 +91,8 @@ class _Timed:
 MASKING, MATCHING = "masking", "matching"
 
 
-def _service_parts(timed: _Timed) -> list[Any]:
+def _service_parts(timed: _Timed) -> list[mock._patch[object]]:
     """Patches that time the service's parts of a diagnosis, each without the parts inside it."""
-    from unittest import mock
-
     from diagnosis import metrics
     from diagnosis.pipeline import lease, runners
     from diagnosis.services import lifecycle
@@ -112,7 +110,7 @@ def _service_parts(timed: _Timed) -> list[Any]:
         "staged delete (Redis)": (RedisStagingStore, "delete"),
         "stage durations (Redis)": (metrics, "observe_stages"),
     }
-    patches = [
+    patches: list[mock._patch[object]] = [
         mock.patch.object(owner, name, timed.call(label, getattr(owner, name)))
         for label, (owner, name) in calls.items()
     ]
@@ -157,8 +155,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     with own_database("worker_cpu", PREFIX):
-        from unittest import mock
-
         from celery.contrib.testing.worker import start_worker
 
         from config.celery import app
