@@ -3,11 +3,12 @@ masking rules."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -455,6 +456,25 @@ MASKING_RULE_ROWS_SQL = (
 
 def masking_rule_rows_params(organization: Organization) -> list[SQLValue]:
     return [sql.param(MaskingRule, "organization", organization.pk)]
+
+
+def masking_rules_sql(organization_id: str) -> str:
+    """For a statement that reads the rules with more besides (the pipeline's claim,
+    diagnosis.services.lifecycle): a scalar subquery giving the rules of the organisation whose
+    id is `organization_id` (a column of the outer statement) as a JSON array of [kind, value,
+    label] in `masking_rules_of`'s order, NULL when it has none (a visitor's: NULL id).
+    PostgreSQL's JSON functions: the embedded mode (SQLite) reads them with masking_rules_of."""
+    return (
+        "(SELECT json_agg(json_build_array(r.kind, r.value, r.label)"  # noqa: S608 - a column
+        " ORDER BY r.created_at, r.id)"
+        f" FROM accounts_maskingrule r WHERE r.organization_id = {organization_id})"
+    )
+
+
+def masking_rules_from(value: object) -> list[Rule]:
+    """The rules of `masking_rules_sql`'s value in a row (the driver may give JSON as text)."""
+    rows = cast("list[list[str]] | None", json.loads(value) if isinstance(value, str) else value)
+    return [Rule(kind, text, label) for kind, text, label in rows or ()]  # type: ignore[arg-type]
 
 
 def masking_rules_of(organization_id: uuid.UUID | None) -> list[Rule]:

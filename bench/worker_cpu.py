@@ -12,7 +12,8 @@ warm; masking and matching are timed inside their calls (thread CPU). These per-
 milliseconds depend much less on what else the machine runs than diagnoses a second do: compare
 before and after a change in the same minutes, alternated.
 
-    python -m tests.with_services -- python -m bench.worker_cpu [--n 100] [--rounds 3] [--profile]
+    python -m tests.with_services -- python -m bench.worker_cpu [--n 100] [--rounds 3] [--split]
+        [--profile]
 
 `--profile` prints where the worker's thread spends its time from the first measured task on
 (cProfile, thread CPU time): the task bodies and Celery's taking and acknowledging of messages.
@@ -22,6 +23,7 @@ It makes a database of its own (dropped at the end) and its own Redis key prefix
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -30,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from unittest import mock
 
 from bench.in_process import configure, own_database, submitter
 
@@ -37,38 +40,100 @@ PREFIX = configure("worker-cpu", THROTTLE_SUBMISSIONS_PER_ORGANIZATION="1000000/
 
 
 class _Timed:
-    """Thread CPU seconds spent inside the wrapped library calls."""
+    """Thread CPU seconds spent in wrapped calls, each counted without the wrapped calls made
+    inside it (the staged write that drives the masking generator counts its Redis work only)."""
 
     def __init__(self) -> None:
-        self.masking = 0.0
-        self.matching = 0.0
+        self.parts: dict[str, float] = {}
+        self._local = threading.local()
+
+    def _enter(self) -> float:
+        stack: list[float] = self._local.__dict__.setdefault("inner", [])
+        stack.append(0.0)
+        return time.thread_time()
+
+    def _leave(self, name: str, started: float) -> None:
+        spent = time.thread_time() - started
+        stack: list[float] = self._local.inner
+        inner = stack.pop()
+        self.parts[name] = self.parts.get(name, 0.0) + spent - inner
+        if stack:
+            stack[-1] += spent
 
     def generator(
-        self, function: Callable[..., Iterator[object]]
+        self, name: str, function: Callable[..., Iterator[object]]
     ) -> Callable[..., Iterator[object]]:
         def timed(*args: object, **kwargs: object) -> Iterator[object]:
             inner = function(*args, **kwargs)
             while True:
-                started = time.thread_time()
+                started = self._enter()
                 try:
                     item = next(inner)
                 except StopIteration:
-                    self.masking += time.thread_time() - started
                     return
-                self.masking += time.thread_time() - started
+                finally:
+                    self._leave(name, started)
                 yield item
 
         return timed
 
-    def call(self, function: Callable[..., object]) -> Callable[..., object]:
+    def call(self, name: str, function: Callable[..., object]) -> Callable[..., object]:
         def timed(*args: object, **kwargs: object) -> object:
-            started = time.thread_time()
+            started = self._enter()
             try:
                 return function(*args, **kwargs)
             finally:
-                self.matching += time.thread_time() - started
+                self._leave(name, started)
 
         return timed
+
+
+MASKING, MATCHING = "masking", "matching"
+
+
+def _service_parts(timed: _Timed) -> list[mock._patch[object]]:
+    """Patches that time the service's parts of a diagnosis, each without the parts inside it."""
+    from diagnosis import metrics
+    from diagnosis.pipeline import lease, runners
+    from diagnosis.services import lifecycle
+    from diagnosis.staging import RedisStagingStore
+
+    calls = {
+        "claims (SQL)": (lifecycle, "claim_stage"),
+        "completions (SQL)": (lifecycle, "complete_stage"),
+        "done hooks (alerts, SQL)": (lifecycle, "diagnosis_finished"),
+        "masker set-up (rules, SQL)": (runners, "_masker"),
+        "engine look-up (SQL)": (runners, "current_engine"),
+        "result JSON": (runners, "as_json"),
+        "fix steps (remediate)": (runners, "complete_result"),
+        "staged write (Redis)": (RedisStagingStore, "write"),
+        "staged delete (Redis)": (RedisStagingStore, "delete"),
+        "stage durations (Redis)": (metrics, "observe_stages"),
+    }
+    patches: list[mock._patch[object]] = [
+        mock.patch.object(owner, name, timed.call(label, getattr(owner, name)))
+        for label, (owner, name) in calls.items()
+    ]
+    patches.append(
+        mock.patch.object(
+            RedisStagingStore,
+            "read",
+            timed.generator("staged read (Redis)", RedisStagingStore.read),
+        )
+    )
+    holding = lease.Heartbeat.holding
+
+    @contextlib.contextmanager
+    def held(self: lease.Heartbeat, claim: object) -> Iterator[object]:
+        started = timed._enter()
+        with holding(self, claim) as taken:  # type: ignore[arg-type]
+            timed._leave("lease and heartbeat", started)
+            yield taken
+            started = timed._enter()
+        timed._leave("lease and heartbeat", started)
+
+    patches.append(mock.patch.object(lease.Heartbeat, "holding", held))
+    return patches
 
 
 def _others_cpu() -> float:
@@ -84,11 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100, help="diagnoses a round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--split", action="store_true", help="the service's own CPU by part (thread CPU)"
+    )
     args = parser.parse_args(argv)
 
     with own_database("worker_cpu", PREFIX):
-        from unittest import mock
-
         from celery.contrib.testing.worker import start_worker
 
         from config.celery import app
@@ -111,9 +177,11 @@ def main(argv: list[str] | None = None) -> int:
             run_stages(*a, **k)
 
         patches: list[mock._patch[object]] = [
-            mock.patch.object(runners, "mask_log", timed.generator(runners.mask_log)),
-            mock.patch.object(Engine, "diagnose", timed.call(Engine.diagnose)),
+            mock.patch.object(runners, "mask_log", timed.generator(MASKING, runners.mask_log)),
+            mock.patch.object(Engine, "diagnose", timed.call(MATCHING, Engine.diagnose)),
         ]
+        if args.split:
+            patches += _service_parts(timed)
         if profile is not None:
             patches.append(mock.patch("workers.tasks.run_stages", profiled))
         submit = submitter()
@@ -130,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for patch in patches:
             patch.start()
-        rows: list[tuple[float, float, float]] = []
+        rows: list[tuple[float, dict[str, float]]] = []
         with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False):
             submit(20)  # warm: imports, the analyzer, the engine, first connections
             finished()
@@ -138,12 +206,11 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(args.rounds):
                 # The worker takes the messages as they come; the main thread's submitting is
                 # not counted.
-                timed.masking = timed.matching = 0.0
+                timed.parts = {}
                 started = _others_cpu()
                 submit(args.n)
                 finished()
-                spent = _others_cpu() - started
-                rows.append((spent, timed.masking, timed.matching))
+                rows.append((_others_cpu() - started, timed.parts))
         for patch in patches:
             patch.stop()
 
@@ -152,12 +219,25 @@ def main(argv: list[str] | None = None) -> int:
             rounds = ", ".join(f"{v:.2f}" for v in each)
             return f"median {statistics.median(each):.2f} ms ({rounds})"
 
-        total = [r[0] for r in rows]
+        def part(name: str) -> list[float]:
+            return [parts.get(name, 0.0) for _, parts in rows]
+
+        total = [spent for spent, _ in rows]
+        own = [spent - sum(parts.values()) for spent, parts in rows]
         print(f"worker CPU per diagnosis: {ms(total)}; {args.n} a round")
-        print(f"  masking (mask_log):      {ms([r[1] for r in rows])}")
-        print(f"  matching (diagnose):     {ms([r[2] for r in rows])}")
-        print(f"  without masking:         {ms([r[0] - r[1] for r in rows])}")
-        print(f"  the service's own:       {ms([r[0] - r[1] - r[2] for r in rows])}")
+        masking, matching = part(MASKING), part(MATCHING)
+        print(f"  masking (mask_log):      {ms(masking)}")
+        print(f"  matching (diagnose):     {ms(matching)}")
+        print(
+            f"  without masking:         {ms([t - m for t, m in zip(total, masking, strict=True)])}"
+        )
+        service = [t - m - g for t, m, g in zip(total, masking, matching, strict=True)]
+        print(f"  the service's own:       {ms(service)}")
+        if args.split:
+            names = sorted({n for _, parts in rows for n in parts} - {MASKING, MATCHING})
+            for name in names:
+                print(f"    {name + ':':<27}{ms(part(name))}")
+            print(f"    {'the rest (Celery, loop):':<27}{ms(own)}")
         if profile is not None:
             if os.environ.get("WORKER_CPU_PROFILE_FILE"):
                 profile.dump_stats(os.environ["WORKER_CPU_PROFILE_FILE"])

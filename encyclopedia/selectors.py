@@ -58,14 +58,23 @@ def locked_fields(entry_data: Mapping[str, object], *, can_see_fix: bool) -> lis
 def current_version() -> str:
     """The current catalogue version, or "" before the first load.
 
-    Every diagnosis asks (current_engine), so that an admin's edit reaches the next one with no
-    cache to go stale: one indexed lookup, in SQL of its own because Django's query compilation
-    cost more than the query.
+    Every diagnosis asks (current_engine; the pipeline's claim reads CURRENT_VERSION_SQL in its
+    own statement instead), so that an admin's edit reaches the next one with no cache to go
+    stale: one indexed lookup, in SQL of its own because Django's query compilation cost more
+    than the query.
     """
-    rows = sql.fetch_all(
-        "SELECT version FROM encyclopedia_catalogueversion ORDER BY id DESC LIMIT 1", []
-    )
-    return str(rows[0][0]) if rows and rows[0][0] else ""
+    rows = sql.fetch_all(f"SELECT {CURRENT_VERSION_SQL}", [])
+    return version_from(rows[0][0])
+
+
+# The current version as a scalar subquery (NULL before the first load), for a statement that
+# reads it with more besides: the pipeline's claim (diagnosis.services.lifecycle).
+CURRENT_VERSION_SQL = "(SELECT version FROM encyclopedia_catalogueversion ORDER BY id DESC LIMIT 1)"
+
+
+def version_from(value: object) -> str:
+    """current_version's answer from CURRENT_VERSION_SQL's value in a row."""
+    return str(value) if value else ""
 
 
 def current_catalogue() -> tuple[str, list[JSONObject]]:
@@ -126,15 +135,18 @@ _engine_lock = threading.Lock()
 _engine_cache: dict[str, Engine] = {}
 
 
-def current_engine() -> Engine:
+def current_engine(version: str | None = None) -> Engine:
     """The matching engine over the current catalogue, compiled once per catalogue version.
 
     Search and the pipeline's workers share it; one query per call tells whether an admin edit
-    made a new version. Before the first `load_catalogue` the shipped files are used.
+    made a new version, unless the caller has just read the current version itself (`version`:
+    the pipeline's claim reads it in its own statement). Before the first `load_catalogue` the
+    shipped files are used.
     """
     from rootcause.engine import Engine, get_engine  # heavy to import; pages without search skip it
 
-    version = current_version()
+    if version is None:
+        version = current_version()
     if not version:
         return get_engine()
     engine = _engine_cache.get(version)

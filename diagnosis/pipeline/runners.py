@@ -36,11 +36,13 @@ from encyclopedia.selectors import current_engine
 from rootcause.hangs import Bundle, BundleError, analyse, read_bundle, result_for
 from rootcause.masking import Masker, iter_line_chunks, mask_log
 from rootcause.masking.recognizer import shared_analyzer
+from rootcause.masking.rules import Rule
 from rootcause.remediation import complete_result
 from rootcause.result import DiagnosisResult, as_json
 
 if TYPE_CHECKING:
     from diagnosis.services.lifecycle import Claim
+    from rootcause.engine import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -79,9 +81,20 @@ def _masker(claim: Claim) -> Masker:
         secret=masking_secret(str(claim.diagnosis.id)),
         analyzer=analyzer,
         # The organisation's own terms and patterns, for its diagnoses only (a visitor's has
-        # none); read when the stage runs, so a rule added after submission applies too.
-        rules=masking_rules_of(claim.diagnosis.organization_id),
+        # none); read when the stage is claimed (with the claim, lifecycle.ReadWithClaim), so a
+        # rule added after submission applies too.
+        rules=_masking_rules(claim),
     )
+
+
+def _masking_rules(claim: Claim) -> list[Rule]:
+    rules = claim.read.masking_rules
+    return masking_rules_of(claim.diagnosis.organization_id) if rules is None else rules
+
+
+def _engine(claim: Claim) -> Engine:
+    """The engine of the catalogue that was current when the stage was claimed."""
+    return current_engine(claim.read.catalogue_version)
 
 
 def run_mask(claim: Claim, carried: Carried) -> Output:
@@ -162,7 +175,7 @@ def run_analyse(claim: Claim, carried: Carried) -> Output:
             get_store(settings.REDIS_URL), staging_key(MASKED, str(claim.diagnosis.id))
         )
         bundle = msgspec.json.decode(b"".join(_checked(staged(), claim.check)), type=Bundle)
-    engine = current_engine()
+    engine = _engine(claim)
     result = result_for(
         analyse(bundle, engine), masked=claim.diagnosis.masking_counts, engine=engine
     )
@@ -188,7 +201,7 @@ def run_match(claim: Claim, carried: Carried) -> Output:
         masked = iter(carried.masked)  # masked by this task a moment ago: what the store holds
     else:
         masked = _staged(get_store(settings.REDIS_URL), staging_key(MASKED, diagnosis_id))()
-    engine = current_engine()
+    engine = _engine(claim)
     result = engine.diagnose(iter_line_chunks(_checked(masked, claim.check)))
 
     def after() -> None:
@@ -206,7 +219,7 @@ def run_remediate(claim: Claim, carried: Carried) -> Output:
     else:
         # Resumed at this stage (a redelivered message, a take-over): what the row stored, and
         # the catalogue as it is now.
-        matched, engine = stored_result(diagnosis), current_engine()
+        matched, engine = stored_result(diagnosis), _engine(claim)
     if matched is None:
         raise StageError("the match stage stored no result")
     slug = diagnosis.failure_slug

@@ -83,6 +83,10 @@ class StageTable:
         if stages[0].needs_staged:
             needs = {str(Status.QUEUED): stages[0].needs_staged, **needs}
         self.needs_staged = needs
+        # The most stages one diagnosis goes through (every claim and hand-on asks).
+        self.longest_path = max(
+            sum(kind in stage.kinds for stage in stages) for kind in Kind.values
+        )
 
 
 _table = StageTable(STAGES)
@@ -144,7 +148,7 @@ def status_after(stage: Stage, kind: str = Kind.LOG) -> str:
 
 def longest_path() -> int:
     """The most stages one diagnosis goes through (the attempts cap counts a claim of each)."""
-    return max(len(stages_for(kind)) for kind in Kind.values)
+    return _table.longest_path
 
 
 def stages_for(kind: str) -> tuple[Stage, ...]:

@@ -23,7 +23,12 @@ from django.db import connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
-from accounts.selectors import organization_join_sql, organization_of
+from accounts.selectors import (
+    masking_rules_from,
+    masking_rules_sql,
+    organization_join_sql,
+    organization_of,
+)
 from billing_tiers.services import refund_quota_for
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
@@ -39,7 +44,9 @@ from diagnosis.pipeline.table import (
     status_after,
 )
 from diagnosis.staging import MASKED, RAW, get_store, staging_key
+from encyclopedia.selectors import CURRENT_VERSION_SQL, version_from
 from plumbing import sql
+from rootcause.masking.rules import Rule
 
 if TYPE_CHECKING:
     from plumbing.sql import SQLValue
@@ -114,25 +121,46 @@ def _update_sql(
     return statement, saved
 
 
+@dataclass(frozen=True)
+class ReadWithClaim:
+    """What the stages read besides the row, read in the claim's own statement (PostgreSQL) at
+    the moment the stage is claimed, instead of a statement each when the stage starts: the
+    organisation's masking rules (the mask stage) and the current catalogue version (the match
+    stage's engine; a diagnosis started before an admin's edit finishes with the catalogue it
+    started with). None where the claim did not read them (SQLite, the embedded mode): the
+    stage reads them itself."""
+
+    masking_rules: list[Rule] | None = None
+    catalogue_version: str | None = None
+
+
 def _updated_with_organization(
     values: dict[str, object], *, where: str, params: list[SQLValue]
-) -> Diagnosis | None:
+) -> tuple[Diagnosis, ReadWithClaim] | None:
     """`_update_diagnosis` (attempts counted) and `_diagnosis_with_organization` of the row it
-    changed, in one statement: the row as written, with its organisation; None if `where`
-    selected no row (nothing changed). SQLite (the embedded mode) takes no UPDATE in a WITH:
-    there, the two statements."""
+    changed, in one statement: the row as written, with its organisation, and what the stages
+    read besides (ReadWithClaim); None if `where` selected no row (nothing changed). SQLite (the
+    embedded mode) takes no UPDATE in a WITH: there, the two statements, and nothing besides."""
     if connection.vendor != "postgresql":
         if not _update_diagnosis(values, where=where, params=params, count_attempt=True):
             return None
-        return _diagnosis_with_organization(str(params[0]))
+        row = _diagnosis_with_organization(str(params[0]))
+        return (row, ReadWithClaim()) if row is not None else None
     update, saved = _update_sql(values, where=where, count_attempt=True)
     organization, join = organization_join_sql("o", "d.organization_id")
     statement = (
         f"WITH changed AS ({update} RETURNING *)"  # noqa: S608 - names and placeholders only
-        f" SELECT {sql.columns(Diagnosis, 'd')}, {organization} FROM changed d {join}"
+        f" SELECT {sql.columns(Diagnosis, 'd')}, {organization},"
+        f" {masking_rules_sql('d.organization_id')}, {CURRENT_VERSION_SQL}"
+        f" FROM changed d {join}"
     )
     rows = sql.fetch_all(statement, [*saved, *params])
-    return _with_organization(rows[0]) if rows else None
+    if not rows:
+        return None
+    *columns, rules, version = rows[0]
+    return _with_organization(columns), ReadWithClaim(
+        masking_rules=masking_rules_from(rules), catalogue_version=version_from(version)
+    )
 
 
 def _diagnosis_with_organization(diagnosis_id: str) -> Diagnosis | None:
@@ -175,6 +203,8 @@ class Claim:
     diagnosis: Diagnosis
     token: uuid.UUID
     then: uuid.UUID | None = None
+    # Read with the claim's statement; a stage handed on keeps what the first claim read.
+    read: ReadWithClaim = field(default_factory=lambda: ReadWithClaim(), compare=False)
     # Raises LeaseLost once the lease may be another worker's; runners call it between chunks
     # of their work (the loop puts the lease's check here while the heartbeat renews it).
     check: Callable[[], None] = field(default=lambda: None, compare=False)
@@ -231,7 +261,7 @@ def claim_stage(
         params=[_db_value("id", diagnosis_id), max_attempts, *waiting_params],
     )
     if claimed is not None:
-        return Claim(claimed, token)
+        return Claim(claimed[0], token, read=claimed[1])
     row = _diagnosis_with_organization(diagnosis_id)
     if row is None:
         return None
@@ -335,7 +365,7 @@ def handed_on(claim: Claim) -> Claim | None:
     did; None when the diagnosis is done or the next stage was left unclaimed."""
     diagnosis = claim.diagnosis
     if claim.then is not None and diagnosis.lease_token == claim.then:
-        return Claim(diagnosis, claim.then)
+        return Claim(diagnosis, claim.then, read=claim.read)
     return None
 
 
