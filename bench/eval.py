@@ -153,13 +153,15 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
             if (directory / "labels.jsonl").is_file():
                 found.append((f"shared/{directory.name}", directory))
     # dev_r3 and sealed3: round 3's open and blind parts (generate.py --round 3); dev_r4 and
-    # dev_r5: rounds 4 and 5; dev_r6 and sealed4: round 6's open and blind parts
+    # dev_r5: rounds 4 and 5; dev_r6 and sealed4: round 6's open and blind parts; dev_r7: round 7
+    # (drawn as sealed2 was), open
     for part in (
         "dev",
         "dev_r3",
         "dev_r4",
         "dev_r5",
         "dev_r6",
+        "dev_r7",
         "sealed",
         "sealed2",
         "sealed3",
@@ -351,11 +353,12 @@ def accuracy_markdown(
         "class is named. ECE is the expected calibration error of the stated confidence over the",
         "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
         "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3,",
-        "realruns/dev, dev_r3, dev_r4, dev_r5 and dev_r6 (`python -m bench.calibrate`), never",
-        "on a sealed part.",
+        "realruns/dev, dev_r3, dev_r4, dev_r5, dev_r6 and dev_r7 (`python -m bench.calibrate`),",
+        "never on a sealed part.",
         "Those corpora are also the ones the engine's signals were written from, so their own ECE",
-        "is small by construction; realruns/dev_r3, dev_r4, dev_r5 and dev_r6 enter the fit with",
-        "their first looks (their answers from the engine before anything was learnt from them,",
+        "is small by construction; realruns/dev_r3, dev_r4, dev_r5, dev_r6 and dev_r7 enter the",
+        "fit with their first looks (their answers from the engine before anything was learnt from",
+        "them,",
         "`bench/calibration_first_look.jsonl`), the tables are per kind of answer (one process;",
         "several ranks alike or none singled out; a rank by its own error or by inference, as the",
         "rank inference states what its answer rests on), and",
@@ -368,7 +371,8 @@ def accuracy_markdown(
         "--round 3`): new runs weighted to multi-rank jobs where one rank breaks first;",
         "`realruns/dev_r4` and `realruns/dev_r5` (open) are rounds 4 and 5, development runs of",
         "the same kind; `realruns/dev_r6` (open) and `realruns/sealed4` (blind) are round 6,",
-        "halves of one draw of the same kind.",
+        "halves of one draw of the same kind; `realruns/dev_r7` (open) is round 7, drawn as",
+        "`realruns/sealed2` was (its launchers and weights), to learn from without reading it.",
         "",
         "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
         " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
@@ -407,6 +411,7 @@ def accuracy_markdown(
             "realruns/dev_r4",
             "realruns/dev_r5",
             "realruns/dev_r6",
+            "realruns/dev_r7",
         ):
             blind = " (blind: counts only)" if sealed(name) else ""
             lines += [

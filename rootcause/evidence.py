@@ -84,6 +84,10 @@ _SOFT_RANK_RE = re.compile(
 # numbered from 1 in the order the launcher started them, which is rank order when it starts one
 # per rank in a loop (a weak, in-text rank)
 _MP_CHILD_RE = re.compile(r"^Process (?:Spawn|Fork|ForkServer)?Process-(\d{1,5}):\s*$")
+# the same header glued to the end of another rank's unfinished stdout line (`rank 0: step 4/12
+# loss 2.2 grad_norm 1.8Process SpawnProcess-2:`): the child's stderr came before that rank's
+# newline, so the header is the news, not the line it ends
+_MP_CHILD_GLUED_RE = re.compile(r"(?<=\S)Process (?:Spawn|Fork|ForkServer)?Process-\d{1,5}:\s*$")
 # A bound on the lines looked at between that header and its traceback (one per other rank, blank
 # lines, the tracebacks of children whose headers came in the same run).
 MP_INTERLEAVED_LINES = 400
@@ -202,6 +206,11 @@ def parse_line(raw: str) -> LineInfo:
             rank, explicit = int(m.group(1)), True
             local = m.group(0).startswith("[default")
             line = line[m.end() :]
+    if "Process-" in line and not line.startswith("Process "):
+        c = _MP_CHILD_GLUED_RE.search(line)
+        if c:
+            # a child's header after another rank's text: its rank is the header's (below)
+            line, rank, explicit, local = line[c.start() :], None, False, False
     if line[:1] in "FC-":
         line = _ipython_frame(line)
     if line[:1] in "│┃╭╰" and len(line) < 10_000:

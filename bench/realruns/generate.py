@@ -1400,6 +1400,33 @@ def round6_scenarios(
     return _after(6, earlier, seed, exclude, ROUND6_RANKED, counts)
 
 
+def round7_scenarios(
+    seed: int = 7,
+    exclude: set[str] | None = None,
+    ranked: int = 42,
+    every_rank: int = 11,
+    single: int = 0,
+    healthy: int = 17,
+) -> list[Scenario]:
+    """Runs drawn as sealed2 was (round 2's families, launchers and variants, the launcher drawn
+    among a family's launchers, so the torchrun forms come five to one), with a seed of their own,
+    never one of rounds 1-6's names or combinations (rounds 2-6 from their draws in code, not
+    from a sealed part's files), weighted as round 2 was: its 22 runs where one rank breaks first,
+    6 alike and 9 healthy scaled to 70 (no single process: rounds 2-5 drew every single-process
+    combination there is). `--round 7` writes all of them to
+    corpus/dev_r7/, open: runs like sealed2's to learn from without reading sealed2.
+    Deterministic for a seed and an exclude set."""
+    earlier = (
+        round2_scenarios()
+        + round3_scenarios()
+        + round4_scenarios()
+        + round5_scenarios()
+        + round6_scenarios()
+    )
+    counts = (ranked, every_rank, single, healthy)
+    return _after(7, earlier, seed, exclude, ROUND2_RANKED, counts, like=2)
+
+
 def _after(
     round_no: int,
     earlier: list[Scenario],
@@ -1407,13 +1434,15 @@ def _after(
     exclude: set[str] | None,
     ranked_families: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]],
     counts: tuple[int, int, int, int],
+    like: int | None = None,
 ) -> list[Scenario]:
     """A round drawn after round 1 and the seeded rounds `earlier`: none of their names (nor
-    `exclude`'s, by default existing_names()) and none of their combinations (`_key`)."""
+    `exclude`'s, by default existing_names()) and none of their combinations (`_key`); `like`
+    is the round whose launcher rule it draws by (its own by default)."""
     taken = existing_names() if exclude is None else set(exclude)
     taken |= {sc.name for sc in earlier}
     prior = {_key(sc) for sc in scenarios() + fresh_scenarios() + earlier}
-    return _drawn(round_no, seed, taken, prior, ranked_families, counts)
+    return _drawn(round_no, seed, taken, prior, ranked_families, counts, like or round_no)
 
 
 def _drawn(
@@ -1423,10 +1452,12 @@ def _drawn(
     first_keys: set[tuple[str, str, str, str, int, int | None, str]],
     ranked_families: list[tuple[str, tuple[str, ...], str, tuple[str, ...]]],
     counts: tuple[int, int, int, int],
+    like: int,
 ) -> list[Scenario]:
     """The draw of round 2 and later rounds: `counts` runs where one rank breaks, where every rank
     fails alike, of one process, and healthy, each accepted only when its name is not in `taken`
-    and its `_key` is neither in `first_keys` nor already drawn."""
+    and its `_key` is neither in `first_keys` nor already drawn. `like` is the round whose
+    launcher rule is drawn by (2: among a family's launchers)."""
     import itertools
     import random
 
@@ -1434,8 +1465,8 @@ def _drawn(
     rng = random.Random(seed)
     out: list[Scenario] = []
     # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4,
-    # 3000-3799 in round 5, 4000-4799 in round 6 (none used in round 1)
-    # (round 6 takes its whole thousand: its exclusions reject more draws still)
+    # 3000-3799 in round 5, 4000-4999 in round 6, 5000-5999 in round 7 (none used in round 1)
+    # (rounds 6 and 7 take their whole thousand: their exclusions reject more draws still)
     low = 200 if round_no == 2 else 1000 * (round_no - 2)
     width = 1000 if round_no >= 6 else 800
     first = rng.sample(range(low, low + width), 200)
@@ -1462,9 +1493,10 @@ def _drawn(
         )
 
     def pick(launchers: tuple[str, ...]) -> str:
-        """Round 2 draws among a family's launchers; later rounds draw torchrun (any of its forms)
-        as often as each of spawn, mp and accelerate, which the torchrun forms outnumbered."""
-        if round_no == 2:
+        """Round 2 (and round 7, drawn like it) draws among a family's launchers; rounds 3-6
+        draw torchrun (any of its forms) as often as each of spawn, mp and accelerate, which the
+        torchrun forms outnumbered."""
+        if like == 2:
             return rng.choice(launchers)
         forms = [name for name in launchers if name.startswith("torchrun")]
         kinds = [name for name in launchers if not name.startswith("torchrun")]
@@ -1647,12 +1679,13 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2, 3, 4, 5, 6),
+        choices=(1, 2, 3, 4, 5, 6, 7),
         help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
         " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind);"
         " 4: round4_scenarios into corpus/dev_r4/ (open);"
         " 5: round5_scenarios into corpus/dev_r5/ (open);"
-        " 6: round6_scenarios into corpus/dev_r6/ (open) and corpus/sealed4/ (blind)",
+        " 6: round6_scenarios into corpus/dev_r6/ (open) and corpus/sealed4/ (blind);"
+        " 7: round7_scenarios (drawn as round 2 was) into corpus/dev_r7/ (open)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1661,7 +1694,7 @@ def main() -> int:
 
     version = torch.__version__
     round2, round3, round4 = args.round == 2, args.round == 3, args.round == 4
-    round5, round6 = args.round == 5, args.round == 6
+    round5, round6, round7 = args.round == 5, args.round == 6, args.round == 7
     pool = (
         fresh_scenarios()
         if args.fresh
@@ -1675,6 +1708,8 @@ def main() -> int:
         if round5
         else round6_scenarios()
         if round6
+        else round7_scenarios()
+        if round7
         else scenarios()
     )
     chosen = [sc for sc in pool if args.only in sc.name]
@@ -1687,10 +1722,13 @@ def main() -> int:
         + round4_scenarios()
         + round5_scenarios()
         + round6_scenarios()
+        + round7_scenarios()
     ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round7:
+            return "dev_r7"
         if round6:
             return "sealed4" if sealed4(sc.name) else "dev_r6"
         if round5:
@@ -1722,6 +1760,8 @@ def main() -> int:
         if round5
         else ("dev_r6", "sealed4")
         if round6
+        else ("dev_r7",)
+        if round7
         else ("dev", "sealed")
     )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}

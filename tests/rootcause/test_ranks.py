@@ -4,6 +4,7 @@ import pytest
 
 from rootcause.cli import diagnose_path
 from rootcause.engine import get_engine
+from rootcause.evidence import parse_line
 from rootcause.ranks import (
     Basis,
     CrossRankEvidence,
@@ -607,3 +608,39 @@ def test_children_raising_together_take_their_headers_in_order() -> None:
         ]
     )
     assert _rank_of_inplace(text) == 1
+
+
+@pytest.mark.parametrize("glued_to", [0, 2])
+def test_a_childs_header_glued_to_another_ranks_line_is_still_its_header(glued_to: int) -> None:
+    # the child's stderr header came before another rank's stdout newline (dev_r7's 2-rank dtype
+    # run under mp: `rank 0: step 4/12 ... grad_norm 1.895Process SpawnProcess-2:`): rank 1's
+    # traceback under it is rank 1's, not the rank whose line the header ends
+    text = "\n".join(
+        [
+            "rank 0: started rank 0 of 3",
+            "rank 1: started rank 1 of 3",
+            "rank 2: started rank 2 of 3",
+            "rank 1: step 2/12 loss 1.8780 grad_norm 1.042",
+            f"rank {glued_to}: step 2/12 loss 1.6581 grad_norm 1.042Process SpawnProcess-2:",
+            *MP_FRAMES,
+            '  File "train.py", line 432, in run',
+            "    loss.backward()",
+            MP_INPLACE,
+            "",
+            "Process SpawnProcess-1:",
+            *MP_FRAMES,
+            MP_LOST,
+            "Process SpawnProcess-3:",
+            *MP_FRAMES,
+            MP_LOST,
+            "worker processes failed: [(0, 1), (1, 1), (2, 1)]",
+        ]
+    )
+    assert _rank_of_inplace(text) == 1
+
+
+def test_a_header_inside_a_line_is_not_a_childs_header() -> None:
+    # only a header that ends the line is one: a message naming a process is text
+    info = parse_line("rank 0: waiting for Process SpawnProcess-2: to join, then saving")
+    assert info.rank == 0
+    assert info.text.endswith("SpawnProcess-2: to join, then saving")

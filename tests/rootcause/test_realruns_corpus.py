@@ -14,8 +14,19 @@ from rootcause.catalogue import CATALOGUE_DIR
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
 # every part whose labels and logs must be well formed: the second blind part (--round 2) too,
-# round 3's open and blind parts, rounds 4's and 5's open parts, round 6's open and blind parts
-CHECKED = (*PARTS, "sealed2", "dev_r3", "sealed3", "dev_r4", "dev_r5", "dev_r6", "sealed4")
+# round 3's open and blind parts, rounds 4's and 5's open parts, round 6's open and blind parts,
+# round 7's open part
+CHECKED = (
+    *PARTS,
+    "sealed2",
+    "dev_r3",
+    "sealed3",
+    "dev_r4",
+    "dev_r5",
+    "dev_r6",
+    "sealed4",
+    "dev_r7",
+)
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
 
@@ -137,6 +148,20 @@ def test_round_6_parts_are_new_runs_weighted_to_one_rank_breaking_first() -> Non
     for rows in (dev, blind):
         assert len(rows) >= 25
         assert sum(row["initiating_rank"] is not None for row in rows) >= 0.75 * len(rows)
+
+
+def test_round_7_is_new_runs_drawn_as_sealed2_was() -> None:
+    """corpus/dev_r7 (generate.py --round 7) shares no scenario with the earlier parts; like
+    sealed2's draw, more than half of its runs have a known initiating rank, and the launcher's
+    torchrun forms outnumber the rest."""
+    earlier = {row["file"] for part in CHECKED if part != "dev_r7" for row in labels(part)}
+    rows = labels("dev_r7")
+    assert not {row["file"] for row in rows} & earlier
+    assert len(rows) >= 55
+    ranked = [row for row in rows if row["initiating_rank"] is not None]
+    assert len(ranked) >= 0.5 * len(rows)
+    assert sum(row["launcher"].startswith("torchrun") for row in ranked) >= 0.6 * len(ranked)
+    assert all(row["how"].startswith("round 7:") for row in rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:

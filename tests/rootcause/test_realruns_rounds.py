@@ -1,8 +1,9 @@
-"""bench/realruns/generate.py --round 3, 4, 5 and 6: runs drawn by the round-2 rule, each with a
-seed of its own, weighted to multi-rank logs where one rank breaks first, and never one of an
+"""bench/realruns/generate.py --round 3, 4, 5, 6 and 7: runs drawn by the round-2 rule, each with
+a seed of its own, weighted to multi-rank logs where one rank breaks first, and never one of an
 earlier round's names or combinations. Rounds 3 and 6 have an open part (corpus/dev_r3, dev_r6)
 and a blind one (corpus/sealed3, sealed4); rounds 4 and 5 are development runs only
-(corpus/dev_r4, dev_r5), first looks for the calibration. Needs no torch."""
+(corpus/dev_r4, dev_r5), first looks for the calibration; round 7 (corpus/dev_r7, open) is drawn
+as round 2 (sealed2) was, launchers and weights included. Needs no torch."""
 
 from collections import Counter
 from collections.abc import Callable
@@ -12,6 +13,7 @@ import pytest
 
 from bench.realruns.generate import (
     LAUNCHERS,
+    ROUND2_RANKED,
     E,
     Scenario,
     _key,
@@ -22,6 +24,7 @@ from bench.realruns.generate import (
     round4_scenarios,
     round5_scenarios,
     round6_scenarios,
+    round7_scenarios,
     scenarios,
     sealed,
     sealed4,
@@ -37,6 +40,7 @@ class Round:
     ranked_share: float  # at least this share with one initiating rank
     healthy: int  # at least this many healthy runs
     banned_at: int  # a scenario to ban by hand, besides the first and the last
+    like: int = 3  # the round whose launcher rule it draws by (2: among a family's launchers)
 
 
 ROUNDS = [
@@ -59,6 +63,16 @@ ROUNDS = [
         0.8,
         5,
         11,
+    ),
+    Round(
+        7,
+        round7_scenarios,
+        (round2_scenarios, round3_scenarios, round4_scenarios, round5_scenarios, round6_scenarios),
+        range(65, 76),
+        0.55,
+        15,
+        13,
+        like=2,
     ),
 ]
 by_number = pytest.mark.parametrize("r", ROUNDS, ids=lambda r: f"round{r.number}")
@@ -114,10 +128,15 @@ def test_a_round_is_weighted_to_one_rank_breaking_first(r: Round) -> None:
             assert 0 <= sc.initiating_rank < sc.nprocs, sc.name
             assert f"--fail-rank {sc.initiating_rank}" in " ".join(sc.args), sc.name
     launchers = Counter(sc.launcher for sc in ranked)
-    # spawn, mp and accelerate are drawn as often as torchrun's forms together
-    for launcher in ("spawn", "mp", "accelerate"):
-        assert launchers[launcher] >= 4, launchers
-    assert sum(n for name, n in launchers.items() if name.startswith("torchrun")) >= 10
+    torchrun = sum(n for name, n in launchers.items() if name.startswith("torchrun"))
+    if r.like == 2:
+        # drawn among a family's launchers: torchrun's five forms outnumber the rest
+        assert torchrun >= 2 * (len(ranked) - torchrun), launchers
+    else:
+        # spawn, mp and accelerate are drawn as often as torchrun's forms together
+        for launcher in ("spawn", "mp", "accelerate"):
+            assert launchers[launcher] >= 4, launchers
+        assert torchrun >= 10
     assert {sc.nprocs for sc in ranked} == {2, 3, 4}
     assert sum(sc.slug == "none" for sc in drawn) >= r.healthy
 
@@ -144,12 +163,18 @@ def test_no_host_oom_kill_under_mp_after_round_3(draw: Callable[..., list[Scenar
 
 
 @pytest.mark.parametrize(
-    ("draw", "low", "high"), [(round5_scenarios, 3000, 3800), (round6_scenarios, 4000, 5000)]
+    ("draw", "low", "high"),
+    [
+        (round5_scenarios, 3000, 3800),
+        (round6_scenarios, 4000, 5000),
+        (round7_scenarios, 5000, 6000),
+    ],
 )
 def test_a_rounds_programs_seeds_are_its_own(
     draw: Callable[..., list[Scenario]], low: int, high: int
 ) -> None:
-    # the programs' seeds of round 5 (3000-3799) and 6 (4000-4999), none of an earlier round's
+    # the programs' seeds of round 5 (3000-3799), 6 (4000-4999) and 7 (5000-5999), none of an
+    # earlier round's
     seeds = {sc.args[sc.args.index("--seed") + 1] for sc in draw() if "--seed" in sc.args}
     assert seeds
     assert all(low <= int(s) < high for s in seeds)
@@ -172,3 +197,27 @@ def test_round6_leaves_the_host_oom_kill_out_of_cat_of_the_rank_files() -> None:
     # rounds 2 and 4 dropped it there: `cat` of the rank files has no kill wording
     for sc in round6_scenarios():
         assert not (sc.slug == "host-oom-killed" and sc.launcher == "torchrun-logdir-cat")
+
+
+def test_round7_is_drawn_as_round2_was() -> None:
+    # sealed2's rule: round 2's families, their launchers and variants (a rank ending without a
+    # traceback by exit code 1 or 3 or abort only, and never under spawn), no single process,
+    # and round 2's weights: 22 where one rank breaks first, 6 alike, 9 healthy (scaled)
+    families = {
+        fault: (variants, slug, launchers) for fault, variants, slug, launchers in ROUND2_RANKED
+    }
+    drawn = round7_scenarios()
+    ranked = [sc for sc in drawn if sc.initiating_rank is not None]
+    for sc in ranked:
+        args = dict(zip(sc.args[::2], sc.args[1::2], strict=False))
+        variants, slug, launchers = families[args["--fault"]]
+        assert sc.slug == slug, sc.name
+        assert sc.launcher in launchers, sc.name
+        variant = args.get("--variant", "")
+        assert not variant or variant in variants, sc.name
+    assert all(sc.nprocs > 1 for sc in drawn if sc.slug != "none")
+    alike = [sc for sc in drawn if sc.slug != "none" and sc.initiating_rank is None]
+    healthy = [sc for sc in drawn if sc.slug == "none"]
+    assert abs(len(ranked) / len(drawn) - 22 / 37) < 0.05
+    assert abs(len(alike) / len(drawn) - 6 / 37) < 0.05
+    assert abs(len(healthy) / len(drawn) - 9 / 37) < 0.05
