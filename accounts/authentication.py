@@ -17,6 +17,11 @@ from accounts.throttles import (
     refuse_if_too_many_failures,
 )
 
+# A view may set on the request, before it authenticates, the function that finds the live token
+# of a secret (selectors.token_for_secret, or None, by default): a submission reads its
+# organisation's facts in the same statement (diagnosis/api.py).
+TOKEN_LOOKUP = "_rootcause_token_lookup"  # noqa: S105 - an attribute name, no secret
+
 
 class TokenUser(AnonymousUser):
     """The caller behind an API token: authenticated, but not a person with a session."""
@@ -49,7 +54,8 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
                 refuse_if_too_many_failures(request)
             record_failure(request)
             raise exceptions.AuthenticationFailed("Malformed Authorization header.")
-        token = self.live_token(request, header[1].decode("latin-1"))
+        lookup = getattr(request, TOKEN_LOOKUP, None) or selectors.token_for_secret
+        token = lookup(header[1].decode("latin-1"))
         if token is None:
             if later:
                 refuse_if_too_many_failures(request)
@@ -58,11 +64,6 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Invalid, revoked or expired API token.")
         services.record_token_use(token=token)
         return TokenUser(token), token
-
-    def live_token(self, request: Request, secret: str) -> ApiToken | None:
-        """The live token with this secret (selectors.token_for_secret); a view that reads more
-        about the token's organisation may read it in the same statement."""
-        return selectors.token_for_secret(secret)
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import cast
 from urllib.parse import unquote
 
@@ -25,7 +26,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import exceptions, serializers
-from rest_framework.authentication import BaseAuthentication
 from rest_framework.exceptions import NotAuthenticated, UnsupportedMediaType
 from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import AllowAny
@@ -41,7 +41,7 @@ from accounts.actors import (
     actor_of,
     forget_actor,
 )
-from accounts.authentication import ApiTokenAuthentication
+from accounts.authentication import TOKEN_LOOKUP
 from accounts.models import ApiToken
 from accounts.selectors import require_scope
 from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
@@ -277,17 +277,16 @@ class QuotaHeadersApiView(APIView):
 SUBMISSION_FACTS = "_rootcause_submission_facts"
 
 
-class SubmissionTokenAuthentication(ApiTokenAuthentication):
-    """A submission's API token: read with its organisation's submission facts (tier, masking
-    rules, today's quota use) in one statement, which the submission then need not read again."""
-
-    def live_token(self, request: Request, secret: str) -> ApiToken | None:
-        found = selectors.token_with_submission_facts(secret, day=utc_day(timezone.now()))
-        if found is None:
-            return None
-        token, facts = found
-        setattr(request, SUBMISSION_FACTS, facts)
-        return token
+def _token_with_facts(request: Request, secret: str) -> ApiToken | None:
+    """A submission's API token, read with its organisation's submission facts (tier, masking
+    rules, today's quota use) in one statement; the facts are left on the request for the
+    submission, which then need not read them again."""
+    found = selectors.token_with_submission_facts(secret, day=utc_day(timezone.now()))
+    if found is None:
+        return None
+    token, facts = found
+    setattr(request, SUBMISSION_FACTS, facts)
+    return token
 
 
 class DiagnosisListApi(QuotaHeadersApiView):
@@ -297,16 +296,6 @@ class DiagnosisListApi(QuotaHeadersApiView):
     # spooled to disk.
     parser_classes = [MultiPartParser, JSONParser]
     upload_slot: Slot | None = None
-
-    def get_authenticators(self) -> list[BaseAuthentication]:
-        authenticators = super().get_authenticators()
-        if getattr(getattr(self, "request", None), "method", None) != "POST":
-            return authenticators
-        # A submission's token comes with its organisation's facts (one statement, not two).
-        return [
-            SubmissionTokenAuthentication() if type(each) is ApiTokenAuthentication else each
-            for each in authenticators
-        ]
 
     def get_throttles(self) -> list[BaseThrottle]:
         # Submissions have burst limits per address and per organisation; reading the history
@@ -320,6 +309,8 @@ class DiagnosisListApi(QuotaHeadersApiView):
             # A valid token's check of its address' failures is made below, with the burst
             # limits; a wrong token is still checked before it counts (accounts/throttles.py).
             setattr(request, CHECKED_WITH_THROTTLES, True)
+            # The token comes with its organisation's facts (one statement, not two).
+            setattr(request, TOKEN_LOOKUP, partial(_token_with_facts, request))
         super().initial(request, *args, **kwargs)
 
     def check_throttles(self, request: Request) -> None:
