@@ -21,26 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import psutil
-
 from bench.loadtest import run
-
-
-def _settled(pid: int, timeout: float = 180) -> None:
-    """Wait until every web process has booted: /healthz answers as soon as one has, and the
-    others' imports (seconds of CPU each) would otherwise be a round's."""
-    master = psutil.Process(pid)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        before = {p.pid: sum(p.cpu_times()[:2]) for p in master.children()}
-        time.sleep(1)
-        after = {p.pid: sum(p.cpu_times()[:2]) for p in master.children()}
-        if (
-            before
-            and before.keys() == after.keys()
-            and all(after[p] - before[p] < 0.05 for p in after)
-        ):
-            return
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +44,6 @@ def main(argv: list[str] | None = None) -> int:
         run.start_redis(stack)
         tokens = run.prepare_database(stack)
         run.start_web(stack)
-        _settled(stack.processes["gunicorn"].pid)
         # Warm: every web process has imported what it uses and opened its connections.
         run.locust(stack, "intake", users=args.users, seconds=3, user_rate=0, tokens=tokens)
         print(f"gunicorn {run.web_shape()}; {args.users} users, {args.seconds} s a round")
