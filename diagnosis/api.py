@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from typing import cast
 from urllib.parse import unquote
 
@@ -17,7 +16,6 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import UploadedFile
 from django.http import QueryDict
-from django.utils import timezone
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiRequest,
@@ -41,13 +39,12 @@ from accounts.actors import (
     actor_of,
     forget_actor,
 )
-from accounts.authentication import TOKEN_LOOKUP
 from accounts.models import ApiToken
 from accounts.selectors import require_scope
 from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
 from billing_tiers.entitlements import Entitlements
-from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers, utc_day
-from diagnosis import selectors, services
+from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers
+from diagnosis import selectors, services, token_facts
 from diagnosis.bundles import HEAD_BYTES
 from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
@@ -273,22 +270,6 @@ class QuotaHeadersApiView(APIView):
         return response
 
 
-# Where a submission's API token leaves its organisation's facts for the view (on the request).
-SUBMISSION_FACTS = "_rootcause_submission_facts"
-
-
-def _token_with_facts(request: Request, secret: str) -> ApiToken | None:
-    """A submission's API token, read with its organisation's submission facts (tier, masking
-    rules, today's quota use) in one statement; the facts are left on the request for the
-    submission, which then need not read them again."""
-    found = selectors.token_with_submission_facts(secret, day=utc_day(timezone.now()))
-    if found is None:
-        return None
-    token, facts = found
-    setattr(request, SUBMISSION_FACTS, facts)
-    return token
-
-
 class DiagnosisListApi(QuotaHeadersApiView):
     # Visitors diagnose too; each method says who may call it.
     permission_classes = [AllowAny]
@@ -309,8 +290,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
             # A valid token's check of its address' failures is made below, with the burst
             # limits; a wrong token is still checked before it counts (accounts/throttles.py).
             setattr(request, CHECKED_WITH_THROTTLES, True)
-            # The token comes with its organisation's facts (one statement, not two).
-            setattr(request, TOKEN_LOOKUP, partial(_token_with_facts, request))
+            token_facts.read_with_token(request)  # the token with its organisation's facts
         super().initial(request, *args, **kwargs)
 
     def check_throttles(self, request: Request) -> None:
@@ -503,11 +483,8 @@ class DiagnosisListApi(QuotaHeadersApiView):
         with slot.held():
             upload = _upload_of(request)
             slot.give_back_with_next()  # with the enqueue, once the log is staged
-            source = (
-                Diagnosis.Source.CLI
-                if request.headers.get("X-Rootcause-Client") == "cli"
-                else Diagnosis.Source.API
-            )
+            cli = request.headers.get("X-Rootcause-Client") == "cli"
+            source = Diagnosis.Source.CLI if cli else Diagnosis.Source.API
             key = request.headers.get("Idempotency-Key", "")
             if upload.files is not None:
                 submission = services.submit_bundle(
@@ -517,7 +494,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
                     filename=upload.filename,
                     metadata=upload.metadata,
                     idempotency_key=key,
-                    facts=getattr(request, SUBMISSION_FACTS, None),
+                    facts=token_facts.read_facts(request),
                 )
             else:
                 submission = services.submit_diagnosis(
@@ -527,7 +504,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
                     filename=upload.filename,
                     metadata=upload.metadata,
                     idempotency_key=key,
-                    facts=getattr(request, SUBMISSION_FACTS, None),
+                    facts=token_facts.read_facts(request),
                 )
         self.quota_actor = submission.actor
         self.quota_entitlements = submission.entitlements
