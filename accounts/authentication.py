@@ -17,6 +17,11 @@ from accounts.throttles import (
     refuse_if_too_many_failures,
 )
 
+# A view may set on the request, before it authenticates, the function that finds the live token
+# of a secret (selectors.token_for_secret, or None, by default): a submission reads its
+# organisation's facts in the same statement (diagnosis/api.py).
+TOKEN_LOOKUP = "_rootcause_token_lookup"  # noqa: S105 - an attribute name, no secret
+
 
 class TokenUser(AnonymousUser):
     """The caller behind an API token: authenticated, but not a person with a session."""
@@ -49,7 +54,8 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
                 refuse_if_too_many_failures(request)
             record_failure(request)
             raise exceptions.AuthenticationFailed("Malformed Authorization header.")
-        token = selectors.token_for_secret(header[1].decode("latin-1"))
+        lookup = getattr(request, TOKEN_LOOKUP, None) or selectors.token_for_secret
+        token = lookup(header[1].decode("latin-1"))
         if token is None:
             if later:
                 refuse_if_too_many_failures(request)

@@ -307,26 +307,36 @@ class StandingFacts:
 
 # The rows the tier is decided on, for standing_facts and for statements that read more besides
 # (diagnosis.selectors.submission_facts): (tag, value, at, id), tag 0 for a claimed domain (at
-# and id its claim's, for the order), 1 for a manager's verified address. Its parameters are
-# standing_rows_params'.
-STANDING_ROWS_SQL = (
-    "SELECT 0 AS tag, d.domain AS value, d.created_at AS at, d.id AS id FROM accounts_domain d"
-    " WHERE d.organization_id = %s"
-    " UNION ALL"
-    " SELECT 1, v.email, NULL, NULL FROM accounts_verifiedemail v"
-    " JOIN auth_user u ON u.id = v.user_id"
-    " JOIN accounts_membership m ON m.user_id = u.id"
-    # MANAGER_ROLES, one parameter each (a third role would fail loudly on the count)
-    " WHERE m.organization_id = %s AND m.role IN (%s, %s)"
-    " AND u.is_active AND u.email <> '' AND v.email = LOWER(u.email)"
-)
+# and id its claim's, for the order), 1 for a manager's verified address. `organization_id` is
+# the organisation's id in the statement: a parameter (`%s`, by default) or a column of a
+# statement that found the organisation itself (diagnosis.selectors.token_with_submission_facts).
+# Its parameters are standing_rows_params'.
+def standing_rows_sql(organization_id: str = "%s") -> str:
+    return (
+        "SELECT 0 AS tag, d.domain AS value, d.created_at AS at, d.id AS id"  # noqa: S608 - no value in it
+        f" FROM accounts_domain d WHERE d.organization_id = {organization_id}"
+        " UNION ALL"
+        " SELECT 1, v.email, NULL, NULL FROM accounts_verifiedemail v"
+        " JOIN auth_user u ON u.id = v.user_id"
+        " JOIN accounts_membership m ON m.user_id = u.id"
+        # MANAGER_ROLES, one parameter each (a third role would fail loudly on the count)
+        f" WHERE m.organization_id = {organization_id} AND m.role IN (%s, %s)"
+        " AND u.is_active AND u.email <> '' AND v.email = LOWER(u.email)"
+    )
+
+
+STANDING_ROWS_SQL = standing_rows_sql()
 
 # Only the tag and the value leave the statement: the claim's time orders the rows, and loading
 # it would cost a timestamp's conversion for nothing.
 _STANDING_FACTS_SQL = f"SELECT tag, value FROM ({STANDING_ROWS_SQL}) facts ORDER BY tag, at, id"  # noqa: S608 - no value in it
 
 
-def standing_rows_params(organization: Organization) -> list[SQLValue]:
+def standing_rows_params(organization: Organization | None) -> list[SQLValue]:
+    """The parameters of standing_rows_sql(): None when the statement names the organisation
+    itself (then only the roles are parameters)."""
+    if organization is None:
+        return [*MANAGER_ROLES]
     organization_id = sql.param(Domain, "organization", organization.pk)
     return [organization_id, organization_id, *MANAGER_ROLES]
 
@@ -375,34 +385,54 @@ def organization_of(values: Sequence[object]) -> Organization:
 
 @cache
 def _live_token_sql() -> str:
+    return live_token_sql()
+
+
+def live_token_sql(extra_columns: str = "") -> str:
+    """The live token of a digest and its organisation: their columns (token_of_row reads them),
+    then `extra_columns` (`, …`: more of the same row, which may read the token as `t` and the
+    organisation as `o`). Its parameters: those of `extra_columns`, then live_token_params'."""
     # Built on first use: the columns' quoting is the connection's.
     return (
-        f"SELECT {sql.columns(ApiToken, 't')}, {sql.columns(Organization, 'o')}"  # noqa: S608 - column names only
+        f"SELECT {sql.columns(ApiToken, 't')}, {sql.columns(Organization, 'o')}{extra_columns}"  # noqa: S608 - column names only
         " FROM accounts_apitoken t JOIN accounts_organization o ON o.id = t.organization_id"
         " WHERE t.digest = %s AND t.revoked_at IS NULL"
         " AND (t.expires_at IS NULL OR t.expires_at > %s)"
     )
 
 
+def live_token_params(secret: str) -> list[SQLValue] | None:
+    """live_token_sql's parameters for this secret; None for a secret that is not well formed
+    (its format and checksum are checked first, so garbage never reaches the database)."""
+    if not tokens.is_well_formed(secret):
+        return None
+    return [tokens.hash_secret(secret), sql.param(ApiToken, "expires_at", timezone.now())]
+
+
+def token_of_row(values: Sequence[object]) -> ApiToken:
+    """The token of a live_token_sql row, its organisation loaded (the columns after them are
+    the caller's)."""
+    width = len(ApiToken._meta.concrete_fields)
+    token = sql.instance(ApiToken, values[:width])
+    token.organization = sql.instance(
+        Organization, values[width : width + len(Organization._meta.concrete_fields)]
+    )
+    return token
+
+
 def token_for_secret(secret: str) -> ApiToken | None:
     """The live token with this secret, its organisation loaded: not revoked, not expired. None
     otherwise.
 
-    The format and checksum are checked first, so garbage never reaches the database. Every API
-    call asks this: the statement is written once (plumbing/sql.py), not compiled per call.
+    Every API call asks this: the statement is written once (plumbing/sql.py), not compiled per
+    call. A submission asks it with its organisation's facts in the same statement
+    (diagnosis.selectors.token_with_submission_facts).
     """
-    if not tokens.is_well_formed(secret):
+    params = live_token_params(secret)
+    if params is None:
         return None
-    rows = sql.fetch_all(
-        _live_token_sql(),
-        [tokens.hash_secret(secret), sql.param(ApiToken, "expires_at", timezone.now())],
-    )
-    if not rows:
-        return None
-    width = len(ApiToken._meta.concrete_fields)
-    token = sql.instance(ApiToken, rows[0][:width])
-    token.organization = sql.instance(Organization, rows[0][width:])
-    return token
+    rows = sql.fetch_all(_live_token_sql(), params)
+    return token_of_row(rows[0]) if rows else None
 
 
 def tokens_for(actor: Actor) -> QuerySet[ApiToken]:
@@ -447,14 +477,21 @@ def get_masking_rule_for(actor: Actor, rule_id: uuid.UUID | str) -> MaskingRule:
 
 # An organisation's masking rules for statements that read more besides (diagnosis.selectors.
 # submission_facts): (value, kind, label, at, id), `at` and `id` the order they were made in.
-# Its parameters are masking_rule_rows_params'.
-MASKING_RULE_ROWS_SQL = (
-    "SELECT r.value AS value, r.kind AS kind, r.label AS label, r.created_at AS at, r.id AS id"
-    " FROM accounts_maskingrule r WHERE r.organization_id = %s"
-)
+# `organization_id` as in standing_rows_sql. Its parameters are masking_rule_rows_params'.
+def masking_rule_rows_sql(organization_id: str = "%s") -> str:
+    return (
+        "SELECT r.value AS value, r.kind AS kind, r.label AS label, r.created_at AS at, r.id AS id"  # noqa: S608 - no value in it
+        f" FROM accounts_maskingrule r WHERE r.organization_id = {organization_id}"
+    )
 
 
-def masking_rule_rows_params(organization: Organization) -> list[SQLValue]:
+MASKING_RULE_ROWS_SQL = masking_rule_rows_sql()
+
+
+def masking_rule_rows_params(organization: Organization | None) -> list[SQLValue]:
+    """None when the statement names the organisation itself: no parameter."""
+    if organization is None:
+        return []
     return [sql.param(MaskingRule, "organization", organization.pk)]
 
 

@@ -44,9 +44,12 @@ __all__ = [
     "evaluation_requests_for",
     "get_evaluation_request_for",
     "includes_fix_steps",
+    "organization_subject",
+    "organization_subject_sql",
     "quota_status",
     "quota_subject",
     "quota_used_params",
+    "quota_used_sql",
     "rate_limit_headers",
     "shortest_history_days",
     "tier_for",
@@ -98,7 +101,7 @@ def quota_subject(actor: Actor) -> str:
     """Who a charge counts against: the organisation (members and tokens share it), a person
     with no organisation yet, or a visitor's keyed address hash."""
     if actor.organization is not None:
-        return f"org:{actor.organization.pk}"
+        return organization_subject(actor.organization.pk)
     if actor.user is not None:
         return f"user:{actor.user.pk}"
     if actor.anonymous_subject:
@@ -106,16 +109,36 @@ def quota_subject(actor: Actor) -> str:
     raise ValueError("this actor has no quota subject (a visitor without an address hash)")
 
 
+def organization_subject(organization_id: uuid.UUID) -> str:
+    """quota_subject of an organisation's actor (its members and tokens)."""
+    return f"org:{organization_id}"
+
+
+def organization_subject_sql(organization_id: str) -> str:
+    """organization_subject in SQL, of the statement's column of the organisation's id (a UUID,
+    whose text is Python's: lower case, with hyphens)."""
+    return f"'org:' || CAST({organization_id} AS TEXT)"
+
+
 # Today's use of one subject's quota (no row: none yet), read by every API answer and by
 # statements that read more besides (diagnosis.selectors.submission_facts): written once, not
-# compiled per call (plumbing/sql.py). Its parameters are quota_used_params'.
-QUOTA_USED_SQL = (
-    "SELECT q.used AS used FROM billing_tiers_quotausage q WHERE q.subject = %s AND q.day = %s"
-)
+# compiled per call (plumbing/sql.py). `subject` is the subject in the statement: a parameter
+# (`%s`, by default) or organization_subject_sql of a column. Its parameters are
+# quota_used_params'.
+def quota_used_sql(subject: str = "%s") -> str:
+    return (
+        "SELECT q.used AS used FROM billing_tiers_quotausage q"  # noqa: S608 - no value in it
+        f" WHERE q.subject = {subject} AND q.day = %s"
+    )
 
 
-def quota_used_params(subject: str, day: date) -> list[SQLValue]:
-    return [subject, sql.param(QuotaUsage, "day", day)]
+QUOTA_USED_SQL = quota_used_sql()
+
+
+def quota_used_params(subject: str | None, day: date) -> list[SQLValue]:
+    """None when the statement names the subject itself: only the day is a parameter."""
+    day_param = sql.param(QuotaUsage, "day", day)
+    return [day_param] if subject is None else [subject, day_param]
 
 
 def quota_status(

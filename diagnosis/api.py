@@ -44,7 +44,7 @@ from accounts.selectors import require_scope
 from accounts.throttles import CHECKED_WITH_THROTTLES, FailedTokens
 from billing_tiers.entitlements import Entitlements
 from billing_tiers.selectors import QuotaStatus, quota_status, rate_limit_headers
-from diagnosis import selectors, services
+from diagnosis import selectors, services, token_facts
 from diagnosis.bundles import HEAD_BYTES
 from diagnosis.intake import body_chunks, gunzip_if_needed
 from diagnosis.models import Diagnosis
@@ -290,6 +290,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
             # A valid token's check of its address' failures is made below, with the burst
             # limits; a wrong token is still checked before it counts (accounts/throttles.py).
             setattr(request, CHECKED_WITH_THROTTLES, True)
+            token_facts.read_with_token(request)  # the token with its organisation's facts
         super().initial(request, *args, **kwargs)
 
     def check_throttles(self, request: Request) -> None:
@@ -482,11 +483,8 @@ class DiagnosisListApi(QuotaHeadersApiView):
         with slot.held():
             upload = _upload_of(request)
             slot.give_back_with_next()  # with the enqueue, once the log is staged
-            source = (
-                Diagnosis.Source.CLI
-                if request.headers.get("X-Rootcause-Client") == "cli"
-                else Diagnosis.Source.API
-            )
+            cli = request.headers.get("X-Rootcause-Client") == "cli"
+            source = Diagnosis.Source.CLI if cli else Diagnosis.Source.API
             key = request.headers.get("Idempotency-Key", "")
             if upload.files is not None:
                 submission = services.submit_bundle(
@@ -496,6 +494,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
                     filename=upload.filename,
                     metadata=upload.metadata,
                     idempotency_key=key,
+                    facts=token_facts.read_facts(request),
                 )
             else:
                 submission = services.submit_diagnosis(
@@ -505,6 +504,7 @@ class DiagnosisListApi(QuotaHeadersApiView):
                     filename=upload.filename,
                     metadata=upload.metadata,
                     idempotency_key=key,
+                    facts=token_facts.read_facts(request),
                 )
         self.quota_actor = submission.actor
         self.quota_entitlements = submission.entitlements

@@ -6,8 +6,10 @@ import hashlib
 import hmac
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import cache
 
 from django.conf import settings
 from django.db import connection
@@ -16,16 +18,25 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.actors import Actor
-from accounts.models import Organization
+from accounts.models import ApiToken, Organization
 from accounts.selectors import (
-    MASKING_RULE_ROWS_SQL,
-    STANDING_ROWS_SQL,
     StandingFacts,
+    live_token_params,
+    live_token_sql,
     masking_rule_rows_params,
+    masking_rule_rows_sql,
     standing_facts_of,
     standing_rows_params,
+    standing_rows_sql,
+    token_for_secret,
+    token_of_row,
 )
-from billing_tiers.selectors import QUOTA_USED_SQL, quota_used_params
+from billing_tiers.selectors import (
+    organization_subject,
+    organization_subject_sql,
+    quota_used_params,
+    quota_used_sql,
+)
 from diagnosis.models import Diagnosis
 from plumbing import sql
 from rootcause.masking.rules import Rule
@@ -46,28 +57,51 @@ def idempotency_key_digest(key: str) -> str:
     ).hexdigest()
 
 
-# Composed of the fragments of the apps that own the tables (each reads only its own): tags 0 and
-# 1 are accounts' standing rows (the tier's facts); 2 a masking rule of accounts' (its kind, value
-# and label), in the order the rules were made; 3 today's use of billing_tiers' quota (no row:
-# none yet). The planner flattens the subqueries: the same plan as the tables read inline.
+def _facts_rows_sql(organization_id: str = "%s", subject: str = "%s") -> str:
+    """(tag, value, kind, label, at, id) of what a submission reads, composed of the fragments of
+    the apps that own the tables (each reads only its own): tags 0 and 1 are accounts' standing
+    rows (the tier's facts); 2 a masking rule of accounts' (its kind, value and label), in the
+    order the rules were made; 3 today's use of billing_tiers' quota (no row: none yet). The
+    planner flattens the subqueries: the same plan as the tables read inline. The organisation
+    and the quota's subject are parameters, or expressions of an enclosing statement."""
+    return (
+        "SELECT tag, value, NULL AS kind, NULL AS label, at, id"  # noqa: S608 - no value in it
+        f" FROM ({standing_rows_sql(organization_id)}) standing"
+        " UNION ALL"
+        f" SELECT 2, r.value, r.kind, r.label, r.at, r.id"
+        f" FROM ({masking_rule_rows_sql(organization_id)}) r"
+        " UNION ALL"
+        " SELECT 3, CAST(q.used AS TEXT), NULL, NULL, NULL, NULL"
+        f" FROM ({quota_used_sql(subject)}) q"
+    )
+
+
 _SUBMISSION_FACTS_SQL = (
-    "SELECT tag, value, kind, label FROM ("  # noqa: S608 - no value in it
-    f"SELECT tag, value, NULL AS kind, NULL AS label, at, id FROM ({STANDING_ROWS_SQL}) standing"
-    " UNION ALL"
-    f" SELECT 2, r.value, r.kind, r.label, r.at, r.id FROM ({MASKING_RULE_ROWS_SQL}) r"
-    " UNION ALL"
-    f" SELECT 3, CAST(q.used AS TEXT), NULL, NULL, NULL, NULL FROM ({QUOTA_USED_SQL}) q"
-    ") facts ORDER BY tag, at, id"
+    f"SELECT tag, value, kind, label FROM ({_facts_rows_sql()}) facts ORDER BY tag, at, id"  # noqa: S608 - no value in it
 )
 
 
 @dataclass(frozen=True)
 class SubmissionFacts:
-    """What a submission of an organisation reads before it stages its log."""
+    """What a submission of an organisation reads before it stages its log, and which
+    organisation and day they are of."""
 
     standing: StandingFacts  # for its tier (billing_tiers.entitlements.entitlements_for)
     masking_rules: list[Rule]  # for its file name and CI metadata, as for the log
     used_today: int  # of its quota, for the check before staging
+    organization_id: uuid.UUID
+    day: date
+
+
+def _facts_of(rows: Iterable[sql.Row], organization_id: uuid.UUID, day: date) -> SubmissionFacts:
+    """SubmissionFacts from the (tag, value, kind, label) of _facts_rows_sql's rows, in order."""
+    return SubmissionFacts(
+        standing=standing_facts_of((tag, value) for tag, value, _, _ in rows if tag < 2),
+        masking_rules=[Rule(kind, value, label) for tag, value, kind, label in rows if tag == 2],
+        used_today=next((int(value) for tag, value, _, _ in rows if tag == 3), 0),
+        organization_id=organization_id,
+        day=day,
+    )
 
 
 def submission_facts(
@@ -85,11 +119,50 @@ def submission_facts(
             *quota_used_params(quota_subject, day),
         ],
     )
-    return SubmissionFacts(
-        standing=standing_facts_of((tag, value) for tag, value, _, _ in rows if tag < 2),
-        masking_rules=[Rule(kind, value, label) for tag, value, kind, label in rows if tag == 2],
-        used_today=next((int(value) for tag, value, _, _ in rows if tag == 3), 0),
+    return _facts_of(rows, organization.pk, day)
+
+
+@cache
+def _token_with_facts_sql() -> str:
+    # The facts as one JSON array of [tag, value, kind, label], a column of the token's row.
+    facts = _facts_rows_sql("t.organization_id", organization_subject_sql("t.organization_id"))
+    return live_token_sql(
+        ", (SELECT json_agg(json_build_array(f.tag, f.value, f.kind, f.label)"  # noqa: S608 - no value in it
+        f" ORDER BY f.tag, f.at, f.id) FROM ({facts}) f)"
     )
+
+
+def token_with_submission_facts(
+    secret: str, *, day: date
+) -> tuple[ApiToken, SubmissionFacts] | None:
+    """accounts.selectors.token_for_secret and, of the token's organisation, submission_facts
+    for `day`, in one statement: what every API submission reads first. None as
+    token_for_secret's. PostgreSQL's (its JSON aggregate); elsewhere the two statements."""
+    params = live_token_params(secret)
+    if params is None:
+        return None
+    if connection.vendor != "postgresql":
+        token = token_for_secret(secret)
+        if token is None:
+            return None
+        organization = token.organization
+        subject = organization_subject(organization.pk)
+        return token, submission_facts(organization, quota_subject=subject, day=day)
+    rows = sql.fetch_all(
+        _token_with_facts_sql(),
+        [
+            *standing_rows_params(None),
+            *masking_rule_rows_params(None),
+            *quota_used_params(None, day),
+            *params,
+        ],
+    )
+    if not rows:
+        return None
+    token = token_of_row(rows[0])
+    # JSON's arrays, as the rows of submission_facts' statement
+    facts = [tuple(fact) for fact in rows[0][-1] or []]
+    return token, _facts_of(facts, token.organization.pk, day)
 
 
 # The history's search: at most this many words, of at most MAX_SEARCH_CHARS characters in all.

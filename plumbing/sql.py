@@ -50,7 +50,10 @@ def param(model: type[Model], field_name: str, value: object) -> SQLValue:
 
 # A row's values are whatever the driver returns for each column: the caller, which wrote the
 # SELECT list, unpacks them into the types it knows.
-def fetch_all(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
+Row: TypeAlias = tuple[Any, ...]
+
+
+def fetch_all(sql: str, params: Sequence[SQLValue]) -> list[Row]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()

@@ -48,6 +48,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import psutil
+
 from bench.in_process import service_settings
 from bench.loadtest.cpu import CpuMeter, processor_name, reference_milliseconds
 from bench.loadtest.goals import (
@@ -293,6 +295,24 @@ def web_shape() -> str:
     return f"{values['workers']} x {values['threads']} threads"
 
 
+def web_settled(pid: int, timeout: float = 90) -> None:
+    """Wait (at most `timeout` seconds) until every web process of the gunicorn master `pid` has
+    booted and idles: /healthz answers as soon as one has, and the others' imports (seconds of
+    CPU each without compiled bytecode, PYTHONDONTWRITEBYTECODE) would otherwise be a phase's."""
+    master = psutil.Process(pid)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = {p.pid: sum(p.cpu_times()[:2]) for p in master.children()}
+        time.sleep(1)
+        after = {p.pid: sum(p.cpu_times()[:2]) for p in master.children()}
+        if (
+            before
+            and before.keys() == after.keys()
+            and all(after[p] - before[p] < 0.05 for p in after)
+        ):
+            return
+
+
 def start_web(stack: Stack) -> None:
     config = ROOT / "gunicorn.conf.py"
     flags = ["-c", str(config)] if config.exists() else GUNICORN_FLAGS
@@ -307,6 +327,7 @@ def start_web(stack: Stack) -> None:
         ],
     )
     wait_until("gunicorn", lambda: http_ok(f"{stack.base_url}/healthz"), 60, stack, "gunicorn")
+    web_settled(stack.processes["gunicorn"].pid)
 
 
 def start_workers(stack: Stack) -> None:

@@ -37,7 +37,12 @@ from diagnosis.bundles import checked_bundle, staged_limit
 from diagnosis.masking import masking_secret
 from diagnosis.metrics import QUOTA_REFUSALS
 from diagnosis.models import Diagnosis
-from diagnosis.selectors import access_key_digest, idempotency_key_digest, submission_facts
+from diagnosis.selectors import (
+    SubmissionFacts,
+    access_key_digest,
+    idempotency_key_digest,
+    submission_facts,
+)
 from diagnosis.services.enqueue import keep_and_enqueue
 from diagnosis.staging import (
     RAW,
@@ -244,6 +249,7 @@ def submit_diagnosis(
     filename: str = "",
     metadata: JobMetadata | None = None,
     idempotency_key: str = "",
+    facts: SubmissionFacts | None = None,
 ) -> Submission:
     """Accepts a log: charges a unit of the actor's daily quota and creates the row in one
     transaction, stages the raw bytes, enqueues the pipeline after commit.
@@ -252,11 +258,14 @@ def submit_diagnosis(
     and charges nothing, if the log is the same (KeyReused, 422, if not; the log is read to
     compare its digest, never staged). A visitor's diagnosis belongs to no organisation: it is
     reachable by the link with the returned access key until ANONYMOUS_RESULT_HOURS have passed.
+    `facts`: the organisation's submission facts if the caller read them already (with the API
+    token: diagnosis.selectors.token_with_submission_facts); read here otherwise.
     """
     return _submit(
         actor,
         chunks,
         _Intake(source, filename, metadata or JobMetadata(), idempotency_key, Kind.LOG),
+        facts,
     )
 
 
@@ -268,16 +277,18 @@ def submit_bundle(
     filename: str = "",
     metadata: JobMetadata | None = None,
     idempotency_key: str = "",
+    facts: SubmissionFacts | None = None,
 ) -> Submission:
     """Accepts a bundle, one job's per-rank files ((name, bytes) each, or one archive), as one
     diagnosis: checked against the bundle limits first (diagnosis/bundles.py: 400 or 413,
     nothing charged), then charged, staged (as one archive) and enqueued like a log. Its
-    pipeline masks every file, then analyses the hang (diagnosis/pipeline/table.py)."""
+    pipeline masks every file, then analyses the hang (diagnosis/pipeline/table.py). `facts`
+    as submit_diagnosis'."""
     bundle = checked_bundle(files)
     intake = _Intake(
         source, filename or bundle.name, metadata or JobMetadata(), idempotency_key, Kind.BUNDLE
     )
-    return _submit(actor, bundle.chunks, intake)
+    return _submit(actor, bundle.chunks, intake, facts)
 
 
 @dataclass(frozen=True)
@@ -295,7 +306,9 @@ class _Intake:
         return staged_limit() if self.kind == Kind.BUNDLE else _max_bytes()
 
 
-def _submit(actor: Actor, chunks: Iterable[bytes], intake: _Intake) -> Submission:
+def _submit(
+    actor: Actor, chunks: Iterable[bytes], intake: _Intake, facts: SubmissionFacts | None = None
+) -> Submission:
     key_digest = idempotency_key_digest(intake.idempotency_key) if intake.idempotency_key else ""
     existing = _by_idempotency_key(actor, key_digest) if key_digest else None
     if existing is not None:
@@ -304,7 +317,7 @@ def _submit(actor: Actor, chunks: Iterable[bytes], intake: _Intake) -> Submissio
     actor = _acting_for_an_organization(actor)
     # Refused before staging: an upload over quota is never copied to Redis. The unit is charged
     # later, with the row.
-    entitlements, masking_rules = _within_quota(actor)
+    entitlements, masking_rules = _within_quota(actor, facts)
     draft = _Draft.new(
         actor,
         source=intake.source,
@@ -334,19 +347,24 @@ def _refusing_what_is_not_a_log(chunks: Iterable[bytes]) -> Iterator[bytes]:
     return chain([first], iterator)
 
 
-def _within_quota(actor: Actor) -> tuple[Entitlements, list[Rule]]:
+def _within_quota(
+    actor: Actor, facts: SubmissionFacts | None = None
+) -> tuple[Entitlements, list[Rule]]:
     """The actor's tier and its organisation's masking rules, once the quota check passed.
 
     The tier once for the check, the charge and the answer's quota headers: it takes queries.
-    An organisation's tier facts, masking rules and quota use are read in one statement."""
+    An organisation's tier facts, masking rules and quota use are read in one statement, or were
+    read with the API token (`facts`, used if they are of this organisation and day)."""
     used_today: int | None = None
     masking_rules: list[Rule] = []
     if actor.organization is None:
         entitlements = entitlements_for(actor)
     else:
-        facts = submission_facts(
-            actor.organization, quota_subject=quota_subject(actor), day=utc_day(timezone.now())
-        )
+        day = utc_day(timezone.now())
+        if facts is None or facts.organization_id != actor.organization.pk or facts.day != day:
+            facts = submission_facts(
+                actor.organization, quota_subject=quota_subject(actor), day=day
+            )
         entitlements = entitlements_for(actor, standing=facts.standing)
         used_today, masking_rules = facts.used_today, facts.masking_rules
     try:
