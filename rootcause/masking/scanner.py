@@ -13,10 +13,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import hyperscan
 
@@ -36,8 +35,11 @@ _CONFIRM_WINDOW = 4096
 _LEARNED_PRIORITY = 20
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """A value found: [start, end) in the buffer, its type, and the priority that decides
+    between two candidates of the same span (lower wins). A tuple: a dense log makes hundreds
+    of thousands (a frozen dataclass's __init__ cost three times as much)."""
+
     start: int
     end: int
     entity: str
@@ -96,6 +98,29 @@ class Database:
                 return False
         return True
 
+    @property
+    def starts(self) -> dict[int, StartOf]:
+        """The patterns whose hits' starts ``scan_until`` and ``scan`` fill in (``_starts``)."""
+        return self._starts
+
+    def scan_raw_until(self, buf: bytes, on_match: Callable[..., bool]) -> bool:
+        """``scan_until`` without the starts of ``starts``' patterns filled in (what Hyperscan
+        reports for them is not their start): one callback a hit rather than two, for a caller
+        that fills them in itself (``filled``)."""
+        with self._lock:
+            try:
+                self._db.scan(buf, match_event_handler=on_match)
+            except hyperscan.ScanTerminated:
+                return False
+        return True
+
+    def filled(self, buf: bytes, hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """``hits`` of ``scan_raw_until`` with the starts ``scan_until`` would have reported."""
+        starts = self._starts
+        if not starts:
+            return hits
+        return [h if h[0] not in starts else (h[0], starts[h[0]](buf, h[2]), h[2]) for h in hits]
+
     def matches(self, buf: bytes) -> bool:
         """Whether any pattern matches: the scan stops at the first match."""
 
@@ -117,8 +142,8 @@ class Database:
             append((pid, start, end))
 
         with self._lock:
-            self._db.scan(buf, match_event_handler=self._started(buf, on_match))
-        return hits
+            self._db.scan(buf, match_event_handler=on_match)
+        return self.filled(buf, hits)
 
 
 def spec_flags(spec: Spec) -> int:
@@ -154,7 +179,7 @@ LEARNING_IDS: dict[int, int] = {
 _MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getitem__))
 
 
-def _first(item: tuple[int, list[Candidate]]) -> int:
+def _first(item: tuple[int, Candidate | None]) -> int:
     return item[0]
 
 
@@ -178,7 +203,7 @@ class Confirmed:
     def __init__(
         self,
         buf: bytes,
-        verdicts: list[tuple[int, list[Candidate]]],
+        verdicts: list[tuple[int, Candidate | None]],
         hits: list[tuple[int, int, int]] | None = None,
     ) -> None:
         # (anchors, hits) of the learning database's complete scan of buf when it was given:
@@ -193,7 +218,7 @@ class Confirmed:
         # One list per field, then one array each (appending to four arrays per anchor cost
         # a tenth of the learning pass on the dense cluster log).
         none = Candidate(-1, -1, "", -1)
-        kept = [found[0] if found else none for _, found in verdicts]
+        kept = [none if found is None else found for _, found in verdicts]
         self._starts = array("q", [c.start for c in kept])
         self._ends = array("q", [c.end for c in kept])
         # the validators' constants: a reference each
@@ -251,7 +276,7 @@ def find_learning_candidates(
     buf: bytes, hits: list[tuple[int, int, int]] | None = None
 ) -> tuple[list[Candidate], Confirmed]:
     """``find_candidates(buf, LEARNING_SPECS, hits)``, and its verdicts for the masking pass."""
-    verdicts: list[tuple[int, list[Candidate]]] = []
+    verdicts: list[tuple[int, Candidate | None]] = []
     found = find_candidates(buf, LEARNING_SPECS, hits, verdicts)
     return found, Confirmed(buf, verdicts, hits)
 
@@ -323,7 +348,7 @@ def find_candidates(
     buf: bytes,
     specs: tuple[Spec, ...] = SPECS,
     hits: list[tuple[int, int, int]] | None = None,
-    verdicts: list[tuple[int, list[Candidate]]] | None = None,
+    verdicts: list[tuple[int, Candidate | None]] | None = None,
 ) -> list[Candidate]:
     """Every confirmed, validated candidate in ``buf`` (overlapping; resolve afterwards).
 
@@ -346,12 +371,14 @@ def find_candidates(
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
+    append = found.append
     seen: Verdicts = {}  # the verdicts on the windows of values found by their end
+    one = confirm_one
+    plans = [s.plan for s in specs]
     judged = _CONFIRMED.get() if specs is SPECS else None
     if judged is not None and judged.of(buf):
         table = judged.table()
         missing = _MISSING
-        append = found.append
         for (pid, start), end in longest.items():
             if pid in LEARNING_IDS:
                 c = table.get(pid << 40 | start, missing)
@@ -362,22 +389,29 @@ def find_candidates(
             if pid in no_som:
                 found.extend(_confirm_by_window(buf, specs[pid], end, seen))
             else:
-                found.extend(confirm_candidate(buf, specs[pid], start, end))
+                c = one(buf, plans[pid], start, end)
+                if c is not None:
+                    append(c)
         return found
     if verdicts is not None:
+        record = verdicts.append
         for (pid, start), end in longest.items():
             if pid in no_som:
-                verdict = _confirm_by_window(buf, specs[pid], end, seen)
+                window = _confirm_by_window(buf, specs[pid], end, seen)
+                c = window[0] if window else None
             else:
-                verdict = confirm_candidate(buf, specs[pid], start, end)
-            verdicts.append((_MAIN_IDS[pid] << 40 | start, verdict))
-            found.extend(verdict)
+                c = one(buf, plans[pid], start, end)
+            record((_MAIN_IDS[pid] << 40 | start, c))
+            if c is not None:
+                append(c)
         return found
     for (pid, start), end in longest.items():
         if pid in no_som:
             found.extend(_confirm_by_window(buf, specs[pid], end, seen))
         else:
-            found.extend(confirm_candidate(buf, specs[pid], start, end))
+            c = one(buf, plans[pid], start, end)
+            if c is not None:
+                append(c)
     return found
 
 
@@ -419,11 +453,6 @@ def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
-    start, end = _no_som_span(buf, end)
-    return spec.confirm.match(buf, start, end)
-
-
 # A value found by its end (a host name: fqdn, the only pattern without a start of match) is
 # judged on its own bytes, the byte before and at most this many after (validate_fqdn reads
 # a file extension of up to 12 bytes after a '.'): equal windows, equal verdicts. A dense log
@@ -448,30 +477,44 @@ def _confirm_by_window(buf: bytes, spec: Spec, end: int, seen: Verdicts) -> list
 def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:
     """The candidate an anchor at [start, end) stands for, if its confirmation and validator
     hold (a list of none or one)."""
+    found = confirm_one(buf, spec.plan, start, end)
+    return [] if found is None else [found]
+
+
+def confirm_one(buf: bytes, plan: tuple[Any, ...], start: int, end: int) -> Candidate | None:
+    """``confirm_candidate`` for the anchor of the pattern whose ``Spec.plan`` is ``plan``:
+    the candidate, or None."""
+    match, som, quoted, validate, word, entity, priority = plan
     # Bounded: searching to the end of a long line for every candidate was quadratic.
-    if spec.som:
-        limit = max(end, start + _CONFIRM_WINDOW)
-        line_end = buf.find(b"\n", end, limit)
-        m = spec.confirm.match(buf, start, limit if line_end == -1 else max(end, line_end))
+    if som:
+        limit = start + _CONFIRM_WINDOW
+        if limit < end:
+            limit = end
+        line_end = buf.find(b"\n", end, limit)  # at or after end when found
+        m = match(buf, start, limit if line_end == -1 else line_end)
     else:
-        m = _confirm_no_som(buf, spec, end)
+        start, stop = _no_som_span(buf, end)
+        m = match(buf, start, stop)
     if m is None:
-        return []
+        return None
     vstart, vend = m.span("v")
-    if vstart == -1:  # the alternative branch of a pattern names its value w (quoted)
+    if vstart == -1 and quoted:  # the alternative branch of a pattern names its value w
         vstart, vend = m.span("w")
     if vstart >= vend:
-        return []
-    if spec.word and _touches_word(buf, vstart, vend):
-        return []
-    entity: str | None = spec.entity
-    if spec.validate is not None:
-        verdict = spec.validate(buf, vstart, vend, m)
+        return None
+    if word and _touches_word(buf, vstart, vend):
+        return None
+    if validate is not None:
+        verdict = validate(buf, vstart, vend, m)
+        if verdict is None:
+            return None
         if isinstance(verdict, tuple):
             entity, vend = verdict
+            if entity is None:
+                return None
         else:
             entity = verdict
-    return [] if entity is None else [Candidate(vstart, vend, entity, spec.priority)]
+    return Candidate(vstart, vend, entity, priority)
 
 
 def find_learned(

@@ -114,7 +114,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
     learning pass's verdicts on its patterns (and scanning with the other patterns alone,
     verdicts.py) masks as scanning with them all and confirming every anchor again."""
     confirms = {"fast": 0, "slow": 0}
-    confirm = scanner_module.confirm_candidate
+    confirm = scanner_module.confirm_one
     with_verdicts = masker_module.find_with_verdicts
     chunks = {"rest scan": 0, "long way": 0}
 
@@ -131,7 +131,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
                 return confirm(*args)
 
             with monkeypatch.context() as patch:
-                patch.setattr(scanner_module, "confirm_candidate", counting)
+                patch.setattr(scanner_module, "confirm_one", counting)
                 patch.setattr(masker_module, "find_with_verdicts", counting_chunks)
                 if way == "fast":
                     fast = _masked(data, None, [])
