@@ -13,8 +13,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from functools import lru_cache
-from operator import attrgetter
+from functools import lru_cache, partial
+from itertools import compress
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 import hyperscan
@@ -27,6 +28,7 @@ from rootcause.masking.patterns import (
     Spec,
 )
 from rootcause.masking.starts import StartOf
+from rootcause.masking.validators import forget_verdicts
 
 _T = TypeVar("_T")
 
@@ -179,8 +181,16 @@ LEARNING_IDS: dict[int, int] = {
 _MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getitem__))
 
 
-def _first(item: tuple[int, Candidate | None]) -> int:
-    return item[0]
+# Built in C, with no Python frame a candidate (a dense log has hundreds of thousands):
+# a Candidate from its four fields as one tuple, and the fields of many at once.
+_candidate = partial(tuple.__new__, Candidate)
+_FIRST, _PID_START = itemgetter(0), itemgetter(0, 1)
+_START, _END, _ENTITY, _PRIORITY = (
+    attrgetter("start"),
+    attrgetter("end"),
+    attrgetter("entity"),
+    attrgetter("priority"),
+)
 
 
 class Confirmed:
@@ -210,20 +220,20 @@ class Confirmed:
         # what the learning patterns add to the main database's guard count (density.py)
         self.scanned: tuple[int, int] | None = None
         if hits is not None:
-            self.scanned = (len({(pid, start) for pid, start, _ in hits}), len(hits))
+            self.scanned = (len(set(map(_PID_START, hits))), len(hits))
         self._size = len(buf)
         self._digest = hash(buf)
-        verdicts.sort(key=_first)
-        self._keys = array("q", [code for code, _ in verdicts])
-        # One list per field, then one array each (appending to four arrays per anchor cost
-        # a tenth of the learning pass on the dense cluster log).
+        verdicts.sort(key=_FIRST)
+        self._keys = array("q", map(_FIRST, verdicts))
+        # One list, then one array per field (appending to four arrays per anchor cost a tenth
+        # of the learning pass on the dense cluster log); the fields read in C.
         none = Candidate(-1, -1, "", -1)
         kept = [none if found is None else found for _, found in verdicts]
-        self._starts = array("q", [c.start for c in kept])
-        self._ends = array("q", [c.end for c in kept])
+        self._starts = array("q", map(_START, kept))
+        self._ends = array("q", map(_END, kept))
         # the validators' constants: a reference each
-        self._entities: list[str] = [c.entity for c in kept]
-        self._priorities = array("h", [c.priority for c in kept])
+        self._entities: list[str] = list(map(_ENTITY, kept))
+        self._priorities = array("h", map(_PRIORITY, kept))
 
     def of(self, buf: bytes) -> bool:
         """Whether these verdicts were made on bytes equal to ``buf``."""
@@ -246,13 +256,13 @@ class Confirmed:
         a chunk looks up thousands, one dict lookup each rather than a bisect of the array.
         Built when the chunk is masked and dropped after (the arrays are what is kept)."""
         fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
-        verdicts = [None if s < 0 else Candidate(s, e, n, p) for s, e, n, p in fields]
+        verdicts = [None if f[0] < 0 else _candidate(f) for f in fields]
         return dict(zip(self._keys, verdicts, strict=True))
 
     def candidates(self) -> list[Candidate]:
         """The candidates the learning patterns' anchors stood for, in the order of their keys."""
         fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
-        return [Candidate(s, e, n, p) for s, e, n, p in fields if s >= 0]
+        return list(map(_candidate, compress(fields, map((0).__le__, self._starts))))
 
 
 _CONFIRMED: ContextVar[Confirmed | None] = ContextVar("rootcause_masking_confirmed", default=None)
@@ -356,6 +366,18 @@ def find_candidates(
     hits of a scan already made with ids as in ``specs``; ``verdicts`` (LEARNING_SPECS only)
     gets each anchor's verdict, for ``Confirmed``.
     """
+    try:
+        return _find_candidates(buf, specs, hits, verdicts)
+    finally:
+        forget_verdicts()
+
+
+def _find_candidates(
+    buf: bytes,
+    specs: tuple[Spec, ...],
+    hits: list[tuple[int, int, int]] | None,
+    verdicts: list[tuple[int, Candidate | None]] | None,
+) -> list[Candidate]:
     if hits is None and specs is SPECS:
         known = _SCANNED.get()
         if known is not None and known[0] == buf:
@@ -514,7 +536,7 @@ def confirm_one(buf: bytes, plan: tuple[Any, ...], start: int, end: int) -> Cand
                 return None
         else:
             entity = verdict
-    return Candidate(vstart, vend, entity, priority)
+    return _candidate((vstart, vend, entity, priority))
 
 
 def find_learned(
@@ -620,9 +642,6 @@ def log_findings(
     found = resolve(candidates, keys)
     found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
     return found
-
-
-_START, _END, _PRIORITY = attrgetter("start"), attrgetter("end"), attrgetter("priority")
 
 
 def resolve(candidates: list[Candidate], protected: list[tuple[int, int]]) -> list[Candidate]:

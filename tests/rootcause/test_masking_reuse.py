@@ -281,3 +281,26 @@ def test_a_verdict_per_window_is_the_verdict_per_anchor(monkeypatch: pytest.Monk
             with monkeypatch.context() as patch:
                 patch.setattr(scanner_module, "_confirm_by_window", per_anchor)
                 assert scanner_module.find_candidates(data, specs) == windowed
+
+
+def test_assignment_verdicts_judged_once_a_buffer_are_each_anchor_s_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """validate_assignment judges a (key name, value) once per buffer: the candidates are
+    those of judging every anchor on its own, and no value is held once they are found."""
+    from rootcause.masking import validators as validators_module
+
+    class Never(dict[Any, Any]):
+        def get(self, key: Any, default: Any = None) -> Any:
+            return default
+
+    judged = 0
+    for data in _inputs():
+        for specs in (scanner_module.SPECS, scanner_module.REST_SPECS):
+            remembered = scanner_module.find_candidates(data, specs)
+            assert validators_module._ASSIGNMENT_VERDICTS == {}
+            with monkeypatch.context() as patch:
+                patch.setattr(validators_module, "_ASSIGNMENT_VERDICTS", Never())
+                assert scanner_module.find_candidates(data, specs) == remembered
+            judged += sum(c.entity == "SECRET" for c in remembered)
+    assert judged > 100, judged  # the inputs hold assignments
