@@ -24,6 +24,13 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    # the names __getattr__ gives, for the type checker
+    from rootcause.cli.commands import app
+    from rootcause.cli.errors import CliError, InputError
+    from rootcause.cli.formats import render_text
+    from rootcause.cli.offline import diagnose_merged, diagnose_path
+    from rootcause.cli.reading import masked_chunks, raw_pieces
+    from rootcause.cli.results import FileResult
     from rootcause.engine import Engine
 
 # what `from rootcause.cli import NAME` finds in a module loaded on first use (__getattr__);
