@@ -93,12 +93,7 @@ class Database:
 
     def scan_until(self, buf: bytes, on_match: Callable[..., bool]) -> bool:
         """Scan with a callback that returns True to stop; False if it stopped the scan."""
-        with self._lock:
-            try:
-                self._db.scan(buf, match_event_handler=self._started(buf, on_match))
-            except hyperscan.ScanTerminated:
-                return False
-        return True
+        return self.scan_raw_until(buf, self._started(buf, on_match))
 
     @property
     def starts(self) -> dict[int, StartOf]:
@@ -129,12 +124,7 @@ class Database:
         def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
             return True
 
-        with self._lock:
-            try:
-                self._db.scan(buf, match_event_handler=on_match)
-            except hyperscan.ScanTerminated:
-                return True
-        return False
+        return not self.scan_raw_until(buf, on_match)
 
     def scan(self, buf: bytes) -> list[tuple[int, int, int]]:
         hits: list[tuple[int, int, int]] = []
