@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from functools import lru_cache, partial
 from itertools import compress
 from operator import attrgetter, itemgetter
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
 import hyperscan
 
@@ -27,6 +27,7 @@ from rootcause.masking.patterns import (
     SPECS,
     Spec,
 )
+from rootcause.masking.spec import Plan
 from rootcause.masking.starts import StartOf
 from rootcause.masking.validators import forget_verdicts
 
@@ -493,7 +494,7 @@ def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Cand
     return [] if found is None else [found]
 
 
-def confirm_one(buf: bytes, plan: tuple[Any, ...], start: int, end: int) -> Candidate | None:
+def confirm_one(buf: bytes, plan: Plan, start: int, end: int) -> Candidate | None:
     """``confirm_candidate`` for the anchor of the pattern whose ``Spec.plan`` is ``plan``:
     the candidate, or None."""
     match, som, quoted, validate, word, entity, priority = plan

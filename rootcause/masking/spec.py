@@ -13,6 +13,19 @@ from rootcause.masking.starts import StartOf
 Validator = Callable[[bytes, int, int, "re.Match[bytes]"], str | tuple[str, int] | None]
 
 
+# Spec.plan: the confirmation's match, som, whether the pattern has a quoted value (group
+# "w"), the validator, word, entity and priority.
+Plan = tuple[
+    Callable[[bytes, int, int], "re.Match[bytes] | None"],
+    bool,
+    bool,
+    Validator | None,
+    bool,
+    str,
+    int,
+]
+
+
 @dataclass(frozen=True)
 class Spec:
     name: str
@@ -36,9 +49,7 @@ class Spec:
     start: StartOf | None = None
     # What confirming one anchor reads, in one tuple (scanner.confirm_one: a dense log has
     # hundreds of thousands of anchors, and a tuple is unpacked faster than fields are read).
-    plan: tuple[
-        Callable[..., re.Match[bytes] | None], bool, bool, Validator | None, bool, str, int
-    ] = field(init=False, repr=False, compare=False)
+    plan: Plan = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         plan = (
