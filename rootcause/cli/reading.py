@@ -13,7 +13,7 @@ import sys
 import zlib
 from collections.abc import Iterator
 
-from rootcause.cli.errors import InputError
+from rootcause.cli.errors import ExitCode, InputError
 from rootcause.intake import not_a_log
 from rootcause.masking import Masker, mask_log
 from rootcause.masking.masker import WHEN_NEEDED
@@ -105,3 +105,22 @@ def masked_chunks(path: str, counts: dict[str, int]) -> Iterator[str]:
         yield chunk
         counts.clear()
         counts.update(masker.counts)
+
+
+def mask_files(files: list[str]) -> int:
+    """`rootcause mask FILE...`: each file's masked text on standard output; the exit code
+    (2 when a file could not be read, after the others)."""
+    forget_stdin()
+    failed = False
+    for path in files:
+        try:
+            counts: dict[str, int] = {}
+            for chunk in masked_chunks(path, counts):
+                sys.stdout.write(chunk)
+        except InputError as exc:
+            import typer  # its echo, as every other message of the command (only on an error)
+
+            typer.echo(f"error: {exc}", err=True)
+            failed = True
+    sys.stdout.flush()
+    return ExitCode.USAGE if failed else 0

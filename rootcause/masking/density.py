@@ -87,25 +87,36 @@ def bounded_scan(
     # anchors are counted from the first hit after them on.
     free = min(most, limit if specs >= 1 << 30 else limit // PREFILTER_WEIGHT)
     counting = False
+    # The patterns whose start Hyperscan does not track (Database.starts): the kept hits'
+    # starts are filled in once counting starts or after the scan, the counted ones' at once.
+    starts = db.starts
 
     def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
         nonlocal cost, counting
-        append((pid, start, end))
         if not counting:
+            append((pid, start, end))
             if len(hits) <= free:
                 return False
             counting = True
+            hits[:] = db.filled(buf, hits)
             for p, s, _ in hits[:-1]:
                 if (p, s) not in seen:
                     seen.add((p, s))
                     cost += PREFILTER_WEIGHT if p >= specs else 1
+            start = hits[-1][1]
+        else:
+            start_of = starts.get(pid)
+            if start_of is not None:
+                start = start_of(buf, end)
+            append((pid, start, end))
         if (pid, start) not in seen:
             seen.add((pid, start))
             cost += PREFILTER_WEIGHT if pid >= specs else 1
         # many ends of one candidate cost callbacks too: twice the budget of them at most
         return cost > limit or len(hits) > most
 
-    return hits, db.scan_until(buf, on_match)
+    complete = db.scan_raw_until(buf, on_match)
+    return (hits if counting else db.filled(buf, hits)), complete
 
 
 Scan = Callable[[bytes, int], tuple[Hits, bool]]

@@ -26,6 +26,7 @@ import importlib.util
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
 from rootcause.masking.chunks import iter_line_chunks
@@ -79,6 +80,7 @@ _GENERIC_USERS = frozenset(
 
 # Replacements remembered per value (a cache: numbering lives in _numbers).
 _MAX_TOKENS = 1 << 16
+_ENTITY = attrgetter("entity")
 # Dense regions the learning pass found, kept for the masking pass (dense chunks only).
 _MAX_DENSE = 1 << 12
 # The learning pass's verdicts (scanner.Confirmed, ~40 bytes an anchor), kept for the masking
@@ -181,6 +183,10 @@ class Masker:
             self._ad_hoc = [RuleSetRecognizer(self._rules)]
         self._numbers: dict[str, dict[bytes, int]] = {}
         self._tokens: dict[tuple[str, bytes], str] = {}
+        # the same, encoded (what _render writes)
+        self._replacements: dict[tuple[str, bytes], bytes] = {}
+        # (type, bytes) of the candidates _learn has read: the same again teaches nothing
+        self._offered: set[tuple[str, bytes]] = set()
         # the main database's hits in the chunk being masked, when its guard scan had them
         self._hits: list[tuple[int, int, int]] | None = None
         # the main database's complete hits in the chunk being masked (none when thinned)
@@ -403,10 +409,21 @@ class Masker:
 
     def _learn(self, buf: bytes, candidates: list[Candidate]) -> None:
         # The learned names are for the whole log; _learned_db is rebuilt only when one is new.
+        # A candidate of the same type and bytes as one read before teaches nothing more: its
+        # names were learned then, or refused (_learnable reads the name alone).
+        offered = self._offered
         for c in candidates:
-            if c.entity not in LEARNED_ENTITIES or len(self._learned) >= _MAX_LEARNED:
+            if c.entity not in LEARNED_ENTITIES:
                 continue
-            name = buf[c.start : c.end].lower()
+            if len(self._learned) >= _MAX_LEARNED:
+                return
+            raw = buf[c.start : c.end]
+            if (c.entity, raw) in offered:
+                continue
+            if len(offered) >= _MAX_TOKENS:
+                offered.clear()
+            offered.add((c.entity, raw))
+            name = raw.lower()
             if c.entity == "HOSTNAME":
                 name = name.split(b".", 1)[0]
             names = [name]
@@ -422,9 +439,17 @@ class Masker:
         self, buf: bytes, spans: list[Candidate], keys: list[tuple[int, int]], continued: bool
     ) -> bytes:
         edits: list[tuple[int, int, bytes]] = []
+        append = edits.append
+        replacements = self._replacements
         for c in spans:
-            edits.append((c.start, c.end, self.token(c.entity, buf[c.start : c.end]).encode()))
-            self._counts[c.entity] += 1
+            key = (c.entity, buf[c.start : c.end])
+            replacement = replacements.get(key)
+            if replacement is None:
+                if len(replacements) >= _MAX_TOKENS:
+                    replacements.clear()
+                replacement = replacements[key] = self.token(*key).encode()
+            append((c.start, c.end, replacement))
+        self._counts.update(map(_ENTITY, spans))  # counted in C
         for start, end in keys:
             # Keep the line count: evidence is cited by line number downstream.
             body = buf[start:end]

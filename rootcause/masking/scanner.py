@@ -13,10 +13,10 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
-from functools import lru_cache
-from operator import attrgetter
-from typing import TypeVar
+from functools import lru_cache, partial
+from itertools import compress
+from operator import attrgetter, itemgetter
+from typing import NamedTuple, TypeVar
 
 import hyperscan
 
@@ -27,7 +27,9 @@ from rootcause.masking.patterns import (
     SPECS,
     Spec,
 )
+from rootcause.masking.spec import Plan
 from rootcause.masking.starts import StartOf
+from rootcause.masking.validators import forget_verdicts
 
 _T = TypeVar("_T")
 
@@ -36,8 +38,11 @@ _CONFIRM_WINDOW = 4096
 _LEARNED_PRIORITY = 20
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
+    """A value found: [start, end) in the buffer, its type, and the priority that decides
+    between two candidates of the same span (lower wins). A tuple: a dense log makes hundreds
+    of thousands (a frozen dataclass's __init__ cost three times as much)."""
+
     start: int
     end: int
     entity: str
@@ -89,12 +94,30 @@ class Database:
 
     def scan_until(self, buf: bytes, on_match: Callable[..., bool]) -> bool:
         """Scan with a callback that returns True to stop; False if it stopped the scan."""
+        return self.scan_raw_until(buf, self._started(buf, on_match))
+
+    @property
+    def starts(self) -> dict[int, StartOf]:
+        """The patterns whose hits' starts ``scan_until`` and ``scan`` fill in (``_starts``)."""
+        return self._starts
+
+    def scan_raw_until(self, buf: bytes, on_match: Callable[..., bool]) -> bool:
+        """``scan_until`` without the starts of ``starts``' patterns filled in (what Hyperscan
+        reports for them is not their start): one callback a hit rather than two, for a caller
+        that fills them in itself (``filled``)."""
         with self._lock:
             try:
-                self._db.scan(buf, match_event_handler=self._started(buf, on_match))
+                self._db.scan(buf, match_event_handler=on_match)
             except hyperscan.ScanTerminated:
                 return False
         return True
+
+    def filled(self, buf: bytes, hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """``hits`` of ``scan_raw_until`` with the starts ``scan_until`` would have reported."""
+        starts = self._starts
+        if not starts:
+            return hits
+        return [h if h[0] not in starts else (h[0], starts[h[0]](buf, h[2]), h[2]) for h in hits]
 
     def matches(self, buf: bytes) -> bool:
         """Whether any pattern matches: the scan stops at the first match."""
@@ -102,12 +125,7 @@ class Database:
         def on_match(pid: int, start: int, end: int, flags: int, context: object) -> bool:
             return True
 
-        with self._lock:
-            try:
-                self._db.scan(buf, match_event_handler=on_match)
-            except hyperscan.ScanTerminated:
-                return True
-        return False
+        return not self.scan_raw_until(buf, on_match)
 
     def scan(self, buf: bytes) -> list[tuple[int, int, int]]:
         hits: list[tuple[int, int, int]] = []
@@ -117,8 +135,8 @@ class Database:
             append((pid, start, end))
 
         with self._lock:
-            self._db.scan(buf, match_event_handler=self._started(buf, on_match))
-        return hits
+            self._db.scan(buf, match_event_handler=on_match)
+        return self.filled(buf, hits)
 
 
 def spec_flags(spec: Spec) -> int:
@@ -154,8 +172,16 @@ LEARNING_IDS: dict[int, int] = {
 _MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getitem__))
 
 
-def _first(item: tuple[int, list[Candidate]]) -> int:
-    return item[0]
+# Built in C, with no Python frame a candidate (a dense log has hundreds of thousands):
+# a Candidate from its four fields as one tuple, and the fields of many at once.
+_candidate = partial(tuple.__new__, Candidate)
+_FIRST, _PID_START = itemgetter(0), itemgetter(0, 1)
+_START, _END, _ENTITY, _PRIORITY = (
+    attrgetter("start"),
+    attrgetter("end"),
+    attrgetter("entity"),
+    attrgetter("priority"),
+)
 
 
 class Confirmed:
@@ -178,27 +204,27 @@ class Confirmed:
     def __init__(
         self,
         buf: bytes,
-        verdicts: list[tuple[int, list[Candidate]]],
+        verdicts: list[tuple[int, Candidate | None]],
         hits: list[tuple[int, int, int]] | None = None,
     ) -> None:
         # (anchors, hits) of the learning database's complete scan of buf when it was given:
         # what the learning patterns add to the main database's guard count (density.py)
         self.scanned: tuple[int, int] | None = None
         if hits is not None:
-            self.scanned = (len({(pid, start) for pid, start, _ in hits}), len(hits))
+            self.scanned = (len(set(map(_PID_START, hits))), len(hits))
         self._size = len(buf)
         self._digest = hash(buf)
-        verdicts.sort(key=_first)
-        self._keys = array("q", [code for code, _ in verdicts])
-        # One list per field, then one array each (appending to four arrays per anchor cost
-        # a tenth of the learning pass on the dense cluster log).
+        verdicts.sort(key=_FIRST)
+        self._keys = array("q", map(_FIRST, verdicts))
+        # One list, then one array per field (appending to four arrays per anchor cost a tenth
+        # of the learning pass on the dense cluster log); the fields read in C.
         none = Candidate(-1, -1, "", -1)
-        kept = [found[0] if found else none for _, found in verdicts]
-        self._starts = array("q", [c.start for c in kept])
-        self._ends = array("q", [c.end for c in kept])
+        kept = [none if found is None else found for _, found in verdicts]
+        self._starts = array("q", map(_START, kept))
+        self._ends = array("q", map(_END, kept))
         # the validators' constants: a reference each
-        self._entities: list[str] = [c.entity for c in kept]
-        self._priorities = array("h", [c.priority for c in kept])
+        self._entities: list[str] = list(map(_ENTITY, kept))
+        self._priorities = array("h", map(_PRIORITY, kept))
 
     def of(self, buf: bytes) -> bool:
         """Whether these verdicts were made on bytes equal to ``buf``."""
@@ -221,13 +247,13 @@ class Confirmed:
         a chunk looks up thousands, one dict lookup each rather than a bisect of the array.
         Built when the chunk is masked and dropped after (the arrays are what is kept)."""
         fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
-        verdicts = [None if s < 0 else Candidate(s, e, n, p) for s, e, n, p in fields]
+        verdicts = [None if f[0] < 0 else _candidate(f) for f in fields]
         return dict(zip(self._keys, verdicts, strict=True))
 
     def candidates(self) -> list[Candidate]:
         """The candidates the learning patterns' anchors stood for, in the order of their keys."""
         fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
-        return [Candidate(s, e, n, p) for s, e, n, p in fields if s >= 0]
+        return list(map(_candidate, compress(fields, map((0).__le__, self._starts))))
 
 
 _CONFIRMED: ContextVar[Confirmed | None] = ContextVar("rootcause_masking_confirmed", default=None)
@@ -251,7 +277,7 @@ def find_learning_candidates(
     buf: bytes, hits: list[tuple[int, int, int]] | None = None
 ) -> tuple[list[Candidate], Confirmed]:
     """``find_candidates(buf, LEARNING_SPECS, hits)``, and its verdicts for the masking pass."""
-    verdicts: list[tuple[int, list[Candidate]]] = []
+    verdicts: list[tuple[int, Candidate | None]] = []
     found = find_candidates(buf, LEARNING_SPECS, hits, verdicts)
     return found, Confirmed(buf, verdicts, hits)
 
@@ -323,7 +349,7 @@ def find_candidates(
     buf: bytes,
     specs: tuple[Spec, ...] = SPECS,
     hits: list[tuple[int, int, int]] | None = None,
-    verdicts: list[tuple[int, list[Candidate]]] | None = None,
+    verdicts: list[tuple[int, Candidate | None]] | None = None,
 ) -> list[Candidate]:
     """Every confirmed, validated candidate in ``buf`` (overlapping; resolve afterwards).
 
@@ -331,6 +357,18 @@ def find_candidates(
     hits of a scan already made with ids as in ``specs``; ``verdicts`` (LEARNING_SPECS only)
     gets each anchor's verdict, for ``Confirmed``.
     """
+    try:
+        return _find_candidates(buf, specs, hits, verdicts)
+    finally:
+        forget_verdicts()
+
+
+def _find_candidates(
+    buf: bytes,
+    specs: tuple[Spec, ...],
+    hits: list[tuple[int, int, int]] | None,
+    verdicts: list[tuple[int, Candidate | None]] | None,
+) -> list[Candidate]:
     if hits is None and specs is SPECS:
         known = _SCANNED.get()
         if known is not None and known[0] == buf:
@@ -346,12 +384,14 @@ def find_candidates(
         if longest.get(key, -1) < end:
             longest[key] = end
     found: list[Candidate] = []
+    append = found.append
     seen: Verdicts = {}  # the verdicts on the windows of values found by their end
+    one = confirm_one
+    plans = [s.plan for s in specs]
     judged = _CONFIRMED.get() if specs is SPECS else None
     if judged is not None and judged.of(buf):
         table = judged.table()
         missing = _MISSING
-        append = found.append
         for (pid, start), end in longest.items():
             if pid in LEARNING_IDS:
                 c = table.get(pid << 40 | start, missing)
@@ -362,22 +402,29 @@ def find_candidates(
             if pid in no_som:
                 found.extend(_confirm_by_window(buf, specs[pid], end, seen))
             else:
-                found.extend(confirm_candidate(buf, specs[pid], start, end))
+                c = one(buf, plans[pid], start, end)
+                if c is not None:
+                    append(c)
         return found
     if verdicts is not None:
+        record = verdicts.append
         for (pid, start), end in longest.items():
             if pid in no_som:
-                verdict = _confirm_by_window(buf, specs[pid], end, seen)
+                window = _confirm_by_window(buf, specs[pid], end, seen)
+                c = window[0] if window else None
             else:
-                verdict = confirm_candidate(buf, specs[pid], start, end)
-            verdicts.append((_MAIN_IDS[pid] << 40 | start, verdict))
-            found.extend(verdict)
+                c = one(buf, plans[pid], start, end)
+            record((_MAIN_IDS[pid] << 40 | start, c))
+            if c is not None:
+                append(c)
         return found
     for (pid, start), end in longest.items():
         if pid in no_som:
             found.extend(_confirm_by_window(buf, specs[pid], end, seen))
         else:
-            found.extend(confirm_candidate(buf, specs[pid], start, end))
+            c = one(buf, plans[pid], start, end)
+            if c is not None:
+                append(c)
     return found
 
 
@@ -419,11 +466,6 @@ def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _confirm_no_som(buf: bytes, spec: Spec, end: int) -> re.Match[bytes] | None:
-    start, end = _no_som_span(buf, end)
-    return spec.confirm.match(buf, start, end)
-
-
 # A value found by its end (a host name: fqdn, the only pattern without a start of match) is
 # judged on its own bytes, the byte before and at most this many after (validate_fqdn reads
 # a file extension of up to 12 bytes after a '.'): equal windows, equal verdicts. A dense log
@@ -448,30 +490,44 @@ def _confirm_by_window(buf: bytes, spec: Spec, end: int, seen: Verdicts) -> list
 def confirm_candidate(buf: bytes, spec: Spec, start: int, end: int) -> list[Candidate]:
     """The candidate an anchor at [start, end) stands for, if its confirmation and validator
     hold (a list of none or one)."""
+    found = confirm_one(buf, spec.plan, start, end)
+    return [] if found is None else [found]
+
+
+def confirm_one(buf: bytes, plan: Plan, start: int, end: int) -> Candidate | None:
+    """``confirm_candidate`` for the anchor of the pattern whose ``Spec.plan`` is ``plan``:
+    the candidate, or None."""
+    match, som, quoted, validate, word, entity, priority = plan
     # Bounded: searching to the end of a long line for every candidate was quadratic.
-    if spec.som:
-        limit = max(end, start + _CONFIRM_WINDOW)
-        line_end = buf.find(b"\n", end, limit)
-        m = spec.confirm.match(buf, start, limit if line_end == -1 else max(end, line_end))
+    if som:
+        limit = start + _CONFIRM_WINDOW
+        if limit < end:
+            limit = end
+        line_end = buf.find(b"\n", end, limit)  # at or after end when found
+        m = match(buf, start, limit if line_end == -1 else line_end)
     else:
-        m = _confirm_no_som(buf, spec, end)
+        start, stop = _no_som_span(buf, end)
+        m = match(buf, start, stop)
     if m is None:
-        return []
+        return None
     vstart, vend = m.span("v")
-    if vstart == -1:  # the alternative branch of a pattern names its value w (quoted)
+    if vstart == -1 and quoted:  # the alternative branch of a pattern names its value w
         vstart, vend = m.span("w")
     if vstart >= vend:
-        return []
-    if spec.word and _touches_word(buf, vstart, vend):
-        return []
-    entity: str | None = spec.entity
-    if spec.validate is not None:
-        verdict = spec.validate(buf, vstart, vend, m)
+        return None
+    if word and _touches_word(buf, vstart, vend):
+        return None
+    if validate is not None:
+        verdict = validate(buf, vstart, vend, m)
+        if verdict is None:
+            return None
         if isinstance(verdict, tuple):
             entity, vend = verdict
+            if entity is None:
+                return None
         else:
             entity = verdict
-    return [] if entity is None else [Candidate(vstart, vend, entity, spec.priority)]
+    return _candidate((vstart, vend, entity, priority))
 
 
 def find_learned(
@@ -577,9 +633,6 @@ def log_findings(
     found = resolve(candidates, keys)
     found += [Candidate(s, e, "PRIVATE_KEY", 0) for s, e in keys]
     return found
-
-
-_START, _END, _PRIORITY = attrgetter("start"), attrgetter("end"), attrgetter("priority")
 
 
 def resolve(candidates: list[Candidate], protected: list[tuple[int, int]]) -> list[Candidate]:

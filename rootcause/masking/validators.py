@@ -444,9 +444,29 @@ def _random_looking(value: bytes) -> bool:
     return upper and lower and _has_digit(value)
 
 
+# validate_assignment's verdicts by (key name, value), its only inputs: a log prints the same
+# settings again and again (every rank its environment). Emptied after each buffer's
+# candidates are found (forget_verdicts), so that no value outlives its chunk here.
+_ASSIGNMENT_VERDICTS: dict[tuple[bytes, bytes], str | None] = {}
+_UNJUDGED = "unjudged"
+_MAX_VERDICTS = 4096
+
+
+def forget_verdicts() -> None:
+    _ASSIGNMENT_VERDICTS.clear()
+
+
 def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    value = buf[start:end]
-    key = _full_key(buf, m.start())
+    judged = (_full_key(buf, m.start()), buf[start:end])
+    verdict = _ASSIGNMENT_VERDICTS.get(judged, _UNJUDGED)
+    if verdict is _UNJUDGED:
+        if len(_ASSIGNMENT_VERDICTS) >= _MAX_VERDICTS:  # a caller that never forgets them
+            _ASSIGNMENT_VERDICTS.clear()
+        verdict = _ASSIGNMENT_VERDICTS[judged] = _assignment_verdict(*judged)
+    return verdict
+
+
+def _assignment_verdict(key: bytes, value: bytes) -> str | None:
     if key in _SPECIAL_TOKEN_KEYS or key.endswith((b"_token_id", b"tokens")):
         return None
     if is_placeholder(value) or value.startswith(b"<"):

@@ -23,6 +23,8 @@ The same masked text, not only the same candidates:
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from rootcause.masking.density import bounded_scan
 from rootcause.masking.scanner import (
     LEARNED_ENTITIES,
@@ -32,6 +34,8 @@ from rootcause.masking.scanner import (
     find_candidates,
     rest_database,
 )
+
+_SPAN_PRIORITY = itemgetter(0, 1, 3)  # a Candidate's start, end and priority
 
 
 def find_with_verdicts(buf: bytes, known: Confirmed, limit: int) -> list[Candidate] | None:
@@ -51,8 +55,8 @@ def find_with_verdicts(buf: bytes, known: Confirmed, limit: int) -> list[Candida
     if any(c.entity in LEARNED_ENTITIES for c in found):
         return None
     found += known.candidates()
-    kinds: dict[tuple[int, int, int], str] = {}
-    for c in found:
-        if kinds.setdefault((c.start, c.end, c.priority), c.entity) != c.entity:
-            return None
+    # two candidates of one span and priority but of different types (counted in C: as many
+    # distinct spans and priorities as distinct candidates, or two differ only by type)
+    if len(set(map(_SPAN_PRIORITY, found))) != len(set(found)):
+        return None
     return found

@@ -1,5 +1,7 @@
 import gzip
 import json
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -186,6 +188,46 @@ def test_mask_prints_masked_text(runner, tmp_path):
     assert "alice@example.com" not in result.output
     assert "mat1 and mat2 shapes cannot be multiplied" in result.output
     assert result.output.count("\n") == LOG.count("\n")
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_mask_from_main_is_the_command_without_typers_parsing(
+    runner, tmp_path, capsys, monkeypatch, missing
+):
+    # main() runs `mask FILE...` itself (Typer's parsing imports pydantic): the same output,
+    # errors and exit codes as the command
+    log = tmp_path / "a.log"
+    log.write_text(LOG)
+    files = [str(log), str(tmp_path / "missing.log")] if missing else [str(log)]
+    typer_result = invoke(runner, "mask", *files)
+    monkeypatch.setattr("sys.argv", ["rootcause", "mask", *files])
+    with pytest.raises(SystemExit) as exit_info:
+        rootcause.cli.main()
+    out = capsys.readouterr()
+    assert exit_info.value.code == typer_result.exit_code == (2 if missing else 0)
+    assert (out.out, out.err) == (typer_result.stdout, typer_result.stderr)
+    assert "alice@example.com" not in out.out
+    assert "mat1 and mat2" in out.out
+
+
+def test_mask_from_main_does_not_import_pydantic():
+    script = (
+        "import sys\nfrom rootcause.cli import main\nsys.argv = ['rootcause', 'mask', '-']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print('pydantic' in sys.modules, code)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], input="x 10.1.2.3\n", capture_output=True, text=True
+    )
+    assert out.stdout.splitlines()[-1] == "False 0", out.stderr[-2000:]
+
+
+def test_mask_options_still_go_through_typer(runner, monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["rootcause", "mask", "--help"])
+    with pytest.raises(SystemExit) as exit_info:
+        rootcause.cli.main()
+    assert exit_info.value.code == 0
+    assert "masked text" in capsys.readouterr().out
 
 
 def test_main_uses_the_shipped_catalogue(tmp_path, capsys, monkeypatch):

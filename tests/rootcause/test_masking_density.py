@@ -70,7 +70,8 @@ class _CountingDatabase:
 @pytest.fixture
 def work(monkeypatch: pytest.MonkeyPatch) -> Work:
     counted = Work()
-    scan, until, confirm = Database.scan, Database.scan_until, scanner_module.confirm_candidate
+    scan, until, confirm = Database.scan, Database.scan_until, scanner_module.confirm_one
+    raw_until = Database.scan_raw_until
 
     def counting_scan(self: Database, buf: bytes) -> list[tuple[int, int, int]]:
         hits = scan(self, buf)
@@ -84,6 +85,13 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Work:
 
         return until(self, buf, callback)
 
+    def counting_raw_until(self: Database, buf: bytes, on_match: Any) -> bool:
+        def callback(*args: Any) -> bool:
+            counted.callbacks += 1
+            return bool(on_match(*args))
+
+        return raw_until(self, buf, callback)
+
     def counting_confirm(*args: Any) -> Any:
         counted.confirms += 1
         return confirm(*args)
@@ -92,7 +100,8 @@ def work(monkeypatch: pytest.MonkeyPatch) -> Work:
     matcher.scan(b"warm up\n")  # the thread's scratch space, made from the real database
     monkeypatch.setattr(Database, "scan", counting_scan)
     monkeypatch.setattr(Database, "scan_until", counting_until)
-    monkeypatch.setattr(scanner_module, "confirm_candidate", counting_confirm)
+    monkeypatch.setattr(Database, "scan_raw_until", counting_raw_until)
+    monkeypatch.setattr(scanner_module, "confirm_one", counting_confirm)
     monkeypatch.setattr(matcher, "database", _CountingDatabase(matcher.database, counted))
     return counted
 

@@ -114,7 +114,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
     learning pass's verdicts on its patterns (and scanning with the other patterns alone,
     verdicts.py) masks as scanning with them all and confirming every anchor again."""
     confirms = {"fast": 0, "slow": 0}
-    confirm = scanner_module.confirm_candidate
+    confirm = scanner_module.confirm_one
     with_verdicts = masker_module.find_with_verdicts
     chunks = {"rest scan": 0, "long way": 0}
 
@@ -131,7 +131,7 @@ def test_the_learning_pass_s_verdicts_mask_as_the_long_way(monkeypatch: pytest.M
                 return confirm(*args)
 
             with monkeypatch.context() as patch:
-                patch.setattr(scanner_module, "confirm_candidate", counting)
+                patch.setattr(scanner_module, "confirm_one", counting)
                 patch.setattr(masker_module, "find_with_verdicts", counting_chunks)
                 if way == "fast":
                     fast = _masked(data, None, [])
@@ -281,3 +281,26 @@ def test_a_verdict_per_window_is_the_verdict_per_anchor(monkeypatch: pytest.Monk
             with monkeypatch.context() as patch:
                 patch.setattr(scanner_module, "_confirm_by_window", per_anchor)
                 assert scanner_module.find_candidates(data, specs) == windowed
+
+
+def test_assignment_verdicts_judged_once_a_buffer_are_each_anchor_s_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """validate_assignment judges a (key name, value) once per buffer: the candidates are
+    those of judging every anchor on its own, and no value is held once they are found."""
+    from rootcause.masking import validators as validators_module
+
+    class Never(dict[Any, Any]):
+        def get(self, key: Any, default: Any = None) -> Any:
+            return default
+
+    judged = 0
+    for data in _inputs():
+        for specs in (scanner_module.SPECS, scanner_module.REST_SPECS):
+            remembered = scanner_module.find_candidates(data, specs)
+            assert validators_module._ASSIGNMENT_VERDICTS == {}
+            with monkeypatch.context() as patch:
+                patch.setattr(validators_module, "_ASSIGNMENT_VERDICTS", Never())
+                assert scanner_module.find_candidates(data, specs) == remembered
+            judged += sum(c.entity == "SECRET" for c in remembered)
+    assert judged > 100, judged  # the inputs hold assignments
