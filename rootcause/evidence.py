@@ -91,6 +91,10 @@ _MP_CHILD_GLUED_RE = re.compile(r"(?<=\S)Process (?:Spawn|Fork|ForkServer)?Proce
 # A bound on the lines looked at between that header and its traceback (one per other rank, blank
 # lines, the tracebacks of children whose headers came in the same run).
 MP_INTERLEAVED_LINES = 400
+# A bound on the children whose headers come in one run (the processes of one host): the walk
+# back from a traceback stops after this many other tracebacks, so a log of nothing but
+# tracebacks costs a few lines a traceback, not the whole window.
+MP_HEADER_RUN = 64
 # The elastic agent's report of a worker's exit, older and newer wordings; the local rank can sit
 # past HEAD_CHARS behind a long binary path, so this one is searched on a longer head.
 LAUNCHER_FAILED_RE = re.compile(
@@ -386,6 +390,7 @@ class LineContext:
         self.lines = lines
         self._parsed: dict[int, LineInfo] = {}
         self._resolved: dict[int, LineInfo] = {}
+        self._chained: dict[int, bool] = {}
 
     def parsed(self, i: int) -> LineInfo:
         info = self._parsed.get(i)
@@ -454,6 +459,8 @@ class LineContext:
             if is_tracebackish(prev.text):
                 if prev.text.startswith("Traceback (most recent") and not self._chained_start(j):
                     earlier += 1
+                    if earlier >= MP_HEADER_RUN:
+                        return None
                 continue
             if prev.rank is None or prev.rank in interleaved:
                 return None
@@ -474,11 +481,16 @@ class LineContext:
     def _chained_start(self, j: int) -> bool:
         """Line j starts a traceback that a chain marker ("During handling of the above
         exception") links to the one above."""
-        for k in range(j - 1, max(-1, j - 4), -1):
-            text = self.parsed(k).text.strip()
-            if text:
-                return bool(_CHAIN_RE.match(text))
-        return False
+        chained = self._chained.get(j)
+        if chained is None:
+            chained = False
+            for k in range(j - 1, max(-1, j - 4), -1):
+                text = self.parsed(k).text.strip()
+                if text:
+                    chained = bool(_CHAIN_RE.match(text))
+                    break
+            self._chained[j] = chained
+        return chained
 
     def _launcher_block_rank(self, i: int) -> int | None:
         """`rank : 2 (local_rank: 2)` in torchrun's failure summary, for the lines of its entry."""
