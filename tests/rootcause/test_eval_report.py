@@ -74,6 +74,11 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
     assert "gloo-timeout" not in text
     assert "(sealed)" in text
     assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r6", report)], None)
+    # and the fifth (generate.py --round 8's blind half), while its open half dev_r8 is not
+    text = bench_eval.accuracy_markdown([("realruns/sealed5", report)], None)
+    assert "gloo-timeout" not in text
+    assert "(sealed)" in text
+    assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r8", report)], None)
 
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
@@ -81,7 +86,8 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
     # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts, dev_r6 and
-    # sealed4 round 6's open and blind parts, dev_r7 round 7's (drawn as sealed2 was)
+    # sealed4 round 6's open and blind parts, dev_r7 round 7's (drawn as sealed2 was), dev_r8 and
+    # sealed5 round 8's open and blind halves (drawn as sealed2 was)
     in_repo = [
         "realruns/dev",
         "realruns/dev_r3",
@@ -89,10 +95,12 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "realruns/dev_r5",
         "realruns/dev_r6",
         "realruns/dev_r7",
+        "realruns/dev_r8",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
         "realruns/sealed4",
+        "realruns/sealed5",
         "realruns/fresh",
     ]
     assert names == in_repo
