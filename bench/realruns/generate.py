@@ -1342,7 +1342,7 @@ def round4_scenarios(
     names or combinations (rounds 2 and 3 from their draws in code, not from their sealed files).
     `--round 4` writes all of them to corpus/dev_r4/, open. Deterministic for a seed and an
     exclude set."""
-    earlier = round2_scenarios() + round3_scenarios()
+    earlier = _drawn_before(4)
     counts = (ranked, every_rank, single, healthy)
     return _after(4, earlier, seed, exclude, ROUND4_RANKED, counts)
 
@@ -1359,9 +1359,8 @@ def round5_scenarios(
     names or combinations (rounds 2-4 from their draws in code, not from a sealed part's files).
     `--round 5` writes all of them to corpus/dev_r5/, open: a third first look for the
     calibration. Deterministic for a seed and an exclude set."""
-    earlier = round2_scenarios() + round3_scenarios() + round4_scenarios()
     counts = (ranked, every_rank, single, healthy)
-    return _after(5, earlier, seed, exclude, ROUND4_RANKED, counts)
+    return _after(5, _drawn_before(5), seed, exclude, ROUND4_RANKED, counts)
 
 
 # Round 6 (issue 32): development runs (corpus/dev_r6/, open) and a fourth blind part
@@ -1395,9 +1394,8 @@ def round6_scenarios(
     writes the half `sealed4()` picks to corpus/sealed4/, blind, and the rest to corpus/dev_r6/,
     open. No single process: rounds 2-5 drew every single-process combination there is.
     Deterministic for a seed and an exclude set."""
-    earlier = round2_scenarios() + round3_scenarios() + round4_scenarios() + round5_scenarios()
     counts = (ranked, every_rank, single, healthy)
-    return _after(6, earlier, seed, exclude, ROUND6_RANKED, counts)
+    return _after(6, _drawn_before(6), seed, exclude, ROUND6_RANKED, counts)
 
 
 def round7_scenarios(
@@ -1416,15 +1414,8 @@ def round7_scenarios(
     combination there is). `--round 7` writes all of them to
     corpus/dev_r7/, open: runs like sealed2's to learn from without reading sealed2.
     Deterministic for a seed and an exclude set."""
-    earlier = (
-        round2_scenarios()
-        + round3_scenarios()
-        + round4_scenarios()
-        + round5_scenarios()
-        + round6_scenarios()
-    )
     counts = (ranked, every_rank, single, healthy)
-    return _after(7, earlier, seed, exclude, ROUND2_RANKED, counts, like=2)
+    return _after(7, _drawn_before(7), seed, exclude, ROUND2_RANKED, counts, like=2)
 
 
 # Round 8 (issue 32): drawn as sealed2 was, like round 7, and split by a hash of its own into an
@@ -1450,16 +1441,21 @@ def round8_scenarios(
     weighted as round 2 was (22 where one rank breaks first, 6 alike, 9 healthy, scaled to 90; no
     single process). `--round 8` writes the half `sealed5()` picks to corpus/sealed5/, blind, and
     the rest to corpus/dev_r8/, open. Deterministic for a seed and an exclude set."""
-    earlier = (
-        round2_scenarios()
-        + round3_scenarios()
-        + round4_scenarios()
-        + round5_scenarios()
-        + round6_scenarios()
-        + round7_scenarios()
-    )
     counts = (ranked, every_rank, single, healthy)
-    return _after(8, earlier, seed, exclude, ROUND2_RANKED, counts, like=2)
+    return _after(8, _drawn_before(8), seed, exclude, ROUND2_RANKED, counts, like=2)
+
+
+def _drawn_before(round_no: int) -> list[Scenario]:
+    """Every seeded round's draw before `round_no` (rounds 2 to round_no - 1), in order."""
+    rounds = (
+        round2_scenarios,
+        round3_scenarios,
+        round4_scenarios,
+        round5_scenarios,
+        round6_scenarios,
+        round7_scenarios,
+    )
+    return [sc for draw in rounds[: round_no - 2] for sc in draw()]
 
 
 def _after(

@@ -163,3 +163,15 @@ def test_hang_table_puts_fr_trace_beside_ours_and_the_logs_alone(corpus: Path) -
     assert "| not run | not run |" in text  # sealed without torch: said, not a zero
     assert "dev: 1 --allow-incomplete-ranks, 6 all dumps, 3 no dumps; on the 6 bundles" in text
     assert "fr_trace 3 right, rootcause 6" in text
+
+
+def test_the_parts_still_blind_are_pooled_apart_from_those_read(corpus: Path) -> None:
+    # realruns/sealed and sealed2 have had their misses read: the blind pool is sealed3-5 only
+    report = bench_eval.evaluate(corpus, engine=None)  # type: ignore[arg-type]
+    reports = [(f"realruns/{part}", report) for part in ("sealed2", "sealed3", "sealed4")]
+    line = bench_eval.blind_pool_line(reports)
+    assert line is not None
+    assert "top-1 60.0% (6/10)" in line
+    assert "initiating rank 50.0% (2/4)" in line
+    assert "healthy flagged 2 of 4" in line
+    assert bench_eval.blind_pool_line(reports[:2]) is None

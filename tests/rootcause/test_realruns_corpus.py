@@ -156,9 +156,7 @@ def test_round_7_is_new_runs_drawn_as_sealed2_was() -> None:
     """corpus/dev_r7 (generate.py --round 7) shares no scenario with the earlier parts; like
     sealed2's draw, more than half of its runs have a known initiating rank, and the launcher's
     torchrun forms outnumber the rest."""
-    earlier = {
-        row["file"] for part in CHECKED[: CHECKED.index("dev_r7")] for row in labels(part)
-    }
+    earlier = {row["file"] for part in CHECKED[: CHECKED.index("dev_r7")] for row in labels(part)}
     rows = labels("dev_r7")
     assert not {row["file"] for row in rows} & earlier
     assert len(rows) >= 55
@@ -172,9 +170,7 @@ def test_round_8_halves_are_new_runs_drawn_as_sealed2_was() -> None:
     """corpus/dev_r8 and corpus/sealed5 (generate.py --round 8) share no scenario with the earlier
     parts nor with each other; the blind half has at least as many runs with a known initiating
     rank as sealed2 (21), so its rank figure is not one answer in ten."""
-    earlier = {
-        row["file"] for part in CHECKED[: CHECKED.index("dev_r8")] for row in labels(part)
-    }
+    earlier = {row["file"] for part in CHECKED[: CHECKED.index("dev_r8")] for row in labels(part)}
     dev, blind = labels("dev_r8"), labels("sealed5")
     assert not {row["file"] for row in dev + blind} & earlier
     assert not {row["file"] for row in dev} & {row["file"] for row in blind}
