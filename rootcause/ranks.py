@@ -566,21 +566,43 @@ def _waited_for(collateral_errors: dict[int, FirstError]) -> tuple[int, str] | N
     )
 
 
+SIGABRT = -6
+
+
 def _quiet_exit(
     evidence: CrossRankEvidence, collateral_errors: dict[int, FirstError], root: int
 ) -> tuple[int, str] | None:
     """The launcher's first failure is a rank that ended on its own (a non-zero exit code of its
-    own, not a signal someone sent) and printed no error, while every rank that did speak only
-    lost a peer: they lost that rank. Unlike the launcher's word alone, the others' errors back it
-    (a victim that reports its lost peer first is in `collateral_errors` and is never taken).
-    Other silent ranks are the agent's SIGTERMs of the survivors, which print nothing either."""
+    own, or an abort: not a signal someone sent) and printed no error, while every rank that did
+    speak only lost a peer: they lost that rank. Unlike the launcher's word alone, the others'
+    errors back it (a victim that reports its lost peer first is in `collateral_errors` and is
+    never taken). Other silent ranks are the agent's SIGTERMs of the survivors, which print
+    nothing either.
+
+    An abort (SIGABRT, -6) is the process's own too (abort(), a failed C++ check,
+    std::terminate), but it is also how NCCL's watchdog ends a rank after a collective timed out:
+    a victim then. So an abort is taken only when every rank that spoke lost its peer and none
+    timed out (a crash makes its peers lose it at once, before any timeout)."""
     failed = evidence.launcher_failed
-    if failed is None or failed[0] != root or failed[1] <= 0:
+    if failed is None or failed[0] != root:
+        return None
+    aborted = failed[1] == SIGABRT
+    if failed[1] <= 0 and not aborted:
         return None
     # (not `troubled`: the launcher's summary block, "traceback : Signal 15 ...", marks every
     # rank it lists)
     if not collateral_errors or root in collateral_errors or root in evidence.watchdog:
         return None
+    if aborted:
+        if any(
+            TIMED_OUT_RE.search(e.text) or not LOST_PEER_RE.search(e.text)
+            for e in collateral_errors.values()
+        ):
+            return None
+        return root, (
+            f"rank {root} aborted (SIGABRT, the launcher's first failure) without an error of "
+            "its own and the ranks that spoke only lost a peer"
+        )
     return root, (
         f"rank {root} exited with code {failed[1]} without an error of its own (the launcher's "
         "first failure) and the ranks that spoke only lost a peer"

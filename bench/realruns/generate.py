@@ -1342,7 +1342,7 @@ def round4_scenarios(
     names or combinations (rounds 2 and 3 from their draws in code, not from their sealed files).
     `--round 4` writes all of them to corpus/dev_r4/, open. Deterministic for a seed and an
     exclude set."""
-    earlier = round2_scenarios() + round3_scenarios()
+    earlier = _drawn_before(4)
     counts = (ranked, every_rank, single, healthy)
     return _after(4, earlier, seed, exclude, ROUND4_RANKED, counts)
 
@@ -1359,9 +1359,8 @@ def round5_scenarios(
     names or combinations (rounds 2-4 from their draws in code, not from a sealed part's files).
     `--round 5` writes all of them to corpus/dev_r5/, open: a third first look for the
     calibration. Deterministic for a seed and an exclude set."""
-    earlier = round2_scenarios() + round3_scenarios() + round4_scenarios()
     counts = (ranked, every_rank, single, healthy)
-    return _after(5, earlier, seed, exclude, ROUND4_RANKED, counts)
+    return _after(5, _drawn_before(5), seed, exclude, ROUND4_RANKED, counts)
 
 
 # Round 6 (issue 32): development runs (corpus/dev_r6/, open) and a fourth blind part
@@ -1395,9 +1394,8 @@ def round6_scenarios(
     writes the half `sealed4()` picks to corpus/sealed4/, blind, and the rest to corpus/dev_r6/,
     open. No single process: rounds 2-5 drew every single-process combination there is.
     Deterministic for a seed and an exclude set."""
-    earlier = round2_scenarios() + round3_scenarios() + round4_scenarios() + round5_scenarios()
     counts = (ranked, every_rank, single, healthy)
-    return _after(6, earlier, seed, exclude, ROUND6_RANKED, counts)
+    return _after(6, _drawn_before(6), seed, exclude, ROUND6_RANKED, counts)
 
 
 def round7_scenarios(
@@ -1416,15 +1414,48 @@ def round7_scenarios(
     combination there is). `--round 7` writes all of them to
     corpus/dev_r7/, open: runs like sealed2's to learn from without reading sealed2.
     Deterministic for a seed and an exclude set."""
-    earlier = (
-        round2_scenarios()
-        + round3_scenarios()
-        + round4_scenarios()
-        + round5_scenarios()
-        + round6_scenarios()
-    )
     counts = (ranked, every_rank, single, healthy)
-    return _after(7, earlier, seed, exclude, ROUND2_RANKED, counts, like=2)
+    return _after(7, _drawn_before(7), seed, exclude, ROUND2_RANKED, counts, like=2)
+
+
+# Round 8 (issue 32): drawn as sealed2 was, like round 7, and split by a hash of its own into an
+# open half (corpus/dev_r8/) and a fifth blind part (corpus/sealed5/), made before sealed2 is read
+# (its owner then reads it, and it stops being blind).
+def sealed5(name: str) -> bool:
+    """Round 8's blind half (corpus/sealed5/), fixed by the name alone: a hash of its own, not
+    `sealed()`'s third nor `sealed4()`'s half."""
+    return int(hashlib.sha256(f"sealed5:{name}".encode()).hexdigest(), 16) % 2 == 0
+
+
+def round8_scenarios(
+    seed: int = 8,
+    exclude: set[str] | None = None,
+    ranked: int = 54,
+    every_rank: int = 14,
+    single: int = 0,
+    healthy: int = 22,
+) -> list[Scenario]:
+    """Runs drawn as sealed2 was (as round 7: round 2's families, launchers and variants, the
+    launcher among a family's launchers), with a seed of their own, never one of rounds 1-7's
+    names or combinations (rounds 2-7 from their draws in code, not from a sealed part's files),
+    weighted as round 2 was (22 where one rank breaks first, 6 alike, 9 healthy, scaled to 90; no
+    single process). `--round 8` writes the half `sealed5()` picks to corpus/sealed5/, blind, and
+    the rest to corpus/dev_r8/, open. Deterministic for a seed and an exclude set."""
+    counts = (ranked, every_rank, single, healthy)
+    return _after(8, _drawn_before(8), seed, exclude, ROUND2_RANKED, counts, like=2)
+
+
+def _drawn_before(round_no: int) -> list[Scenario]:
+    """Every seeded round's draw before `round_no` (rounds 2 to round_no - 1), in order."""
+    rounds = (
+        round2_scenarios,
+        round3_scenarios,
+        round4_scenarios,
+        round5_scenarios,
+        round6_scenarios,
+        round7_scenarios,
+    )
+    return [sc for draw in rounds[: round_no - 2] for sc in draw()]
 
 
 def _after(
@@ -1465,8 +1496,9 @@ def _drawn(
     rng = random.Random(seed)
     out: list[Scenario] = []
     # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4,
-    # 3000-3799 in round 5, 4000-4999 in round 6, 5000-5999 in round 7 (none used in round 1)
-    # (rounds 6 and 7 take their whole thousand: their exclusions reject more draws still)
+    # 3000-3799 in round 5, 4000-4999 in round 6, 5000-5999 in round 7, 6000-6999 in round 8
+    # (none used in round 1; rounds 6-8 take their whole thousand: their exclusions reject more
+    # draws still)
     low = 200 if round_no == 2 else 1000 * (round_no - 2)
     width = 1000 if round_no >= 6 else 800
     first = rng.sample(range(low, low + width), 200)
@@ -1493,7 +1525,7 @@ def _drawn(
         )
 
     def pick(launchers: tuple[str, ...]) -> str:
-        """Round 2 (and round 7, drawn like it) draws among a family's launchers; rounds 3-6
+        """Round 2 (and rounds 7 and 8, drawn like it) draws among a family's launchers; rounds 3-6
         draw torchrun (any of its forms) as often as each of spawn, mp and accelerate, which the
         torchrun forms outnumbered."""
         if like == 2:
@@ -1679,13 +1711,15 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2, 3, 4, 5, 6, 7),
+        choices=(1, 2, 3, 4, 5, 6, 7, 8),
         help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
         " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind);"
         " 4: round4_scenarios into corpus/dev_r4/ (open);"
         " 5: round5_scenarios into corpus/dev_r5/ (open);"
         " 6: round6_scenarios into corpus/dev_r6/ (open) and corpus/sealed4/ (blind);"
-        " 7: round7_scenarios (drawn as round 2 was) into corpus/dev_r7/ (open)",
+        " 7: round7_scenarios (drawn as round 2 was) into corpus/dev_r7/ (open);"
+        " 8: round8_scenarios (drawn as round 2 was) into corpus/dev_r8/ (open) and"
+        " corpus/sealed5/ (blind)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1695,6 +1729,7 @@ def main() -> int:
     version = torch.__version__
     round2, round3, round4 = args.round == 2, args.round == 3, args.round == 4
     round5, round6, round7 = args.round == 5, args.round == 6, args.round == 7
+    round8 = args.round == 8
     pool = (
         fresh_scenarios()
         if args.fresh
@@ -1710,6 +1745,8 @@ def main() -> int:
         if round6
         else round7_scenarios()
         if round7
+        else round8_scenarios()
+        if round8
         else scenarios()
     )
     chosen = [sc for sc in pool if args.only in sc.name]
@@ -1723,10 +1760,13 @@ def main() -> int:
         + round5_scenarios()
         + round6_scenarios()
         + round7_scenarios()
+        + round8_scenarios()
     ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round8:
+            return "sealed5" if sealed5(sc.name) else "dev_r8"
         if round7:
             return "dev_r7"
         if round6:
@@ -1741,7 +1781,7 @@ def main() -> int:
 
     def shown(sc: Scenario) -> str:
         """A blind part's scenario is not named on the terminal (round 2's were, before this)."""
-        return f"(a {part(sc)} run)" if part(sc) in ("sealed3", "sealed4") else sc.name
+        return f"(a {part(sc)} run)" if part(sc) in ("sealed3", "sealed4", "sealed5") else sc.name
 
     if args.list:
         for sc in chosen:
@@ -1762,6 +1802,8 @@ def main() -> int:
         if round6
         else ("dev_r7",)
         if round7
+        else ("dev_r8", "sealed5")
+        if round8
         else ("dev", "sealed")
     )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}

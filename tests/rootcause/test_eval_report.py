@@ -74,6 +74,11 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
     assert "gloo-timeout" not in text
     assert "(sealed)" in text
     assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r6", report)], None)
+    # and the fifth (generate.py --round 8's blind half), while its open half dev_r8 is not
+    text = bench_eval.accuracy_markdown([("realruns/sealed5", report)], None)
+    assert "gloo-timeout" not in text
+    assert "(sealed)" in text
+    assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r8", report)], None)
 
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
@@ -81,7 +86,8 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     # realruns/fresh: runs of one kind produced after the engine learnt it, scored apart;
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
     # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts, dev_r6 and
-    # sealed4 round 6's open and blind parts, dev_r7 round 7's (drawn as sealed2 was)
+    # sealed4 round 6's open and blind parts, dev_r7 round 7's (drawn as sealed2 was), dev_r8 and
+    # sealed5 round 8's open and blind halves (drawn as sealed2 was)
     in_repo = [
         "realruns/dev",
         "realruns/dev_r3",
@@ -89,10 +95,12 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "realruns/dev_r5",
         "realruns/dev_r6",
         "realruns/dev_r7",
+        "realruns/dev_r8",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
         "realruns/sealed4",
+        "realruns/sealed5",
         "realruns/fresh",
     ]
     assert names == in_repo
@@ -155,3 +163,15 @@ def test_hang_table_puts_fr_trace_beside_ours_and_the_logs_alone(corpus: Path) -
     assert "| not run | not run |" in text  # sealed without torch: said, not a zero
     assert "dev: 1 --allow-incomplete-ranks, 6 all dumps, 3 no dumps; on the 6 bundles" in text
     assert "fr_trace 3 right, rootcause 6" in text
+
+
+def test_the_parts_still_blind_are_pooled_apart_from_those_read(corpus: Path) -> None:
+    # realruns/sealed and sealed2 have had their misses read: the blind pool is sealed3-5 only
+    report = bench_eval.evaluate(corpus, engine=None)  # type: ignore[arg-type]
+    reports = [(f"realruns/{part}", report) for part in ("sealed2", "sealed3", "sealed4")]
+    line = bench_eval.blind_pool_line(reports)
+    assert line is not None
+    assert "top-1 60.0% (6/10)" in line
+    assert "initiating rank 50.0% (2/4)" in line
+    assert "healthy flagged 2 of 4" in line
+    assert bench_eval.blind_pool_line(reports[:2]) is None

@@ -410,6 +410,65 @@ def test_a_quiet_exit_needs_an_exit_of_its_own_and_no_word_of_a_lost_peer(
     assert rank is None
 
 
+LOST = "RuntimeError: [pair.cc:537] Read error [127.0.0.1]:2988: Connection reset by peer."
+TIMED_OUT = "RuntimeError: [pair.cc:446] Timed out waiting 6000ms for recv operation to complete"
+
+
+def lost(line: int, text: str = LOST) -> FirstError:
+    return FirstError(None, (0, line), line, text, "sig")
+
+
+def test_a_rank_that_aborted_without_a_word_while_the_others_lost_it_is_named():
+    # torchrun, 4 ranks (generate.py's child-exit abort): rank 1 calls abort() and prints
+    # nothing, ranks 0 and 2 lose their peer, rank 3 is SIGTERMed by the agent before it says
+    # anything (two silent ranks); the agent's first failure is rank 1 ("exitcode: -6")
+    ev = CrossRankEvidence(launcher_root=1, launcher_failed=(1, -6))
+    answer = rank_answer(
+        root_errors={},
+        collateral_errors={0: lost(1), 2: lost(2)},
+        evidence=ev,
+        ranks_seen={0, 1, 2, 3},
+    )
+    assert answer.rank == 1
+    assert answer.basis is Basis.QUIET_EXIT
+    assert "aborted (SIGABRT" in answer.reason
+
+
+@pytest.mark.parametrize(
+    ("collateral", "watchdog"),
+    [
+        # a rank that timed out waiting: the abort may be NCCL's watchdog ending a victim
+        ({0: lost(1), 2: lost(2, TIMED_OUT)}, set()),
+        # the aborted rank's own watchdog caught a failed collective: a victim
+        ({0: lost(1), 2: lost(2)}, {1}),
+        # an error that is neither a lost peer nor a timeout says nothing of whom they lost
+        ({0: lost(1), 2: lost(2, "RuntimeError: something else")}, set()),
+    ],
+)
+def test_an_abort_is_taken_only_when_the_others_only_lost_their_peer(
+    collateral: dict[int, FirstError], watchdog: set[int]
+) -> None:
+    ev = CrossRankEvidence(launcher_root=1, launcher_failed=(1, -6), watchdog=watchdog)
+    answer = rank_answer(
+        root_errors={}, collateral_errors=collateral, evidence=ev, ranks_seen={0, 1, 2, 3}
+    )
+    # (with rank 1's watchdog line, rank 3 is the one rank that said nothing: the silent rule's)
+    assert answer.rank != 1
+    assert answer.basis is not Basis.QUIET_EXIT
+
+
+def test_a_real_run_names_the_rank_that_aborted_while_one_survivor_was_stopped_silent():
+    # a real 4-rank torchrun run (generate.py --round 8, hand-reduced: library frames and the
+    # first steps taken out): rank 1 aborted, ranks 0 and 2 lost their peer, rank 3 was SIGTERMed
+    result = diagnose_path(
+        str(RUNS / "torchrun_rank1_sigabrt_two_lost_peers_one_sigtermed.log"), get_engine()
+    )
+
+    assert result.failure is not None
+    assert result.failure.slug == "elastic-child-failed"
+    assert result.initiating_rank == 1
+
+
 def test_a_dataloader_workers_reraised_traceback_keeps_the_rank_above_it():
     # mp.spawn (generate.py --round 3's collate run): rank 1's logging header, then its traceback
     # with the DataLoader worker's "Original Traceback" inside, then spawn's copy of the same

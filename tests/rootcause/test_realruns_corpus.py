@@ -15,7 +15,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
 # every part whose labels and logs must be well formed: the second blind part (--round 2) too,
 # round 3's open and blind parts, rounds 4's and 5's open parts, round 6's open and blind parts,
-# round 7's open part
+# round 7's open part, round 8's open and blind halves
 CHECKED = (
     *PARTS,
     "sealed2",
@@ -26,6 +26,8 @@ CHECKED = (
     "dev_r6",
     "sealed4",
     "dev_r7",
+    "dev_r8",
+    "sealed5",
 )
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
@@ -154,7 +156,7 @@ def test_round_7_is_new_runs_drawn_as_sealed2_was() -> None:
     """corpus/dev_r7 (generate.py --round 7) shares no scenario with the earlier parts; like
     sealed2's draw, more than half of its runs have a known initiating rank, and the launcher's
     torchrun forms outnumber the rest."""
-    earlier = {row["file"] for part in CHECKED if part != "dev_r7" for row in labels(part)}
+    earlier = {row["file"] for part in CHECKED[: CHECKED.index("dev_r7")] for row in labels(part)}
     rows = labels("dev_r7")
     assert not {row["file"] for row in rows} & earlier
     assert len(rows) >= 55
@@ -162,6 +164,20 @@ def test_round_7_is_new_runs_drawn_as_sealed2_was() -> None:
     assert len(ranked) >= 0.5 * len(rows)
     assert sum(row["launcher"].startswith("torchrun") for row in ranked) >= 0.6 * len(ranked)
     assert all(row["how"].startswith("round 7:") for row in rows)
+
+
+def test_round_8_halves_are_new_runs_drawn_as_sealed2_was() -> None:
+    """corpus/dev_r8 and corpus/sealed5 (generate.py --round 8) share no scenario with the earlier
+    parts nor with each other; the blind half has at least as many runs with a known initiating
+    rank as sealed2 (21), so its rank figure is not one answer in ten."""
+    earlier = {row["file"] for part in CHECKED[: CHECKED.index("dev_r8")] for row in labels(part)}
+    dev, blind = labels("dev_r8"), labels("sealed5")
+    assert not {row["file"] for row in dev + blind} & earlier
+    assert not {row["file"] for row in dev} & {row["file"] for row in blind}
+    assert sum(row["initiating_rank"] is not None for row in blind) >= 21
+    for rows in (dev, blind):
+        assert len(rows) >= 35
+        assert all(row["how"].startswith("round 8:") for row in rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:

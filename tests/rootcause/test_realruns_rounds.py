@@ -3,7 +3,8 @@ a seed of its own, weighted to multi-rank logs where one rank breaks first, and 
 earlier round's names or combinations. Rounds 3 and 6 have an open part (corpus/dev_r3, dev_r6)
 and a blind one (corpus/sealed3, sealed4); rounds 4 and 5 are development runs only
 (corpus/dev_r4, dev_r5), first looks for the calibration; round 7 (corpus/dev_r7, open) is drawn
-as round 2 (sealed2) was, launchers and weights included. Needs no torch."""
+as round 2 (sealed2) was, launchers and weights included, and so is round 8, halved into an open
+part (corpus/dev_r8) and a blind one (corpus/sealed5). Needs no torch."""
 
 from collections import Counter
 from collections.abc import Callable
@@ -25,9 +26,11 @@ from bench.realruns.generate import (
     round5_scenarios,
     round6_scenarios,
     round7_scenarios,
+    round8_scenarios,
     scenarios,
     sealed,
     sealed4,
+    sealed5,
 )
 
 
@@ -72,6 +75,23 @@ ROUNDS = [
         0.55,
         15,
         13,
+        like=2,
+    ),
+    Round(
+        8,
+        round8_scenarios,
+        (
+            round2_scenarios,
+            round3_scenarios,
+            round4_scenarios,
+            round5_scenarios,
+            round6_scenarios,
+            round7_scenarios,
+        ),
+        range(85, 96),
+        0.55,
+        20,
+        17,
         like=2,
     ),
 ]
@@ -168,13 +188,14 @@ def test_no_host_oom_kill_under_mp_after_round_3(draw: Callable[..., list[Scenar
         (round5_scenarios, 3000, 3800),
         (round6_scenarios, 4000, 5000),
         (round7_scenarios, 5000, 6000),
+        (round8_scenarios, 6000, 7000),
     ],
 )
 def test_a_rounds_programs_seeds_are_its_own(
     draw: Callable[..., list[Scenario]], low: int, high: int
 ) -> None:
-    # the programs' seeds of round 5 (3000-3799), 6 (4000-4999) and 7 (5000-5999), none of an
-    # earlier round's
+    # the programs' seeds of round 5 (3000-3799), 6 (4000-4999), 7 (5000-5999) and 8 (6000-6999),
+    # none of an earlier round's
     seeds = {sc.args[sc.args.index("--seed") + 1] for sc in draw() if "--seed" in sc.args}
     assert seeds
     assert all(low <= int(s) < high for s in seeds)
@@ -199,14 +220,15 @@ def test_round6_leaves_the_host_oom_kill_out_of_cat_of_the_rank_files() -> None:
         assert not (sc.slug == "host-oom-killed" and sc.launcher == "torchrun-logdir-cat")
 
 
-def test_round7_is_drawn_as_round2_was() -> None:
+@pytest.mark.parametrize("draw", [round7_scenarios, round8_scenarios])
+def test_rounds_7_and_8_are_drawn_as_round2_was(draw: Callable[..., list[Scenario]]) -> None:
     # sealed2's rule: round 2's families, their launchers and variants (a rank ending without a
     # traceback by exit code 1 or 3 or abort only, and never under spawn), no single process,
     # and round 2's weights: 22 where one rank breaks first, 6 alike, 9 healthy (scaled)
     families = {
         fault: (variants, slug, launchers) for fault, variants, slug, launchers in ROUND2_RANKED
     }
-    drawn = round7_scenarios()
+    drawn = draw()
     ranked = [sc for sc in drawn if sc.initiating_rank is not None]
     for sc in ranked:
         args = dict(zip(sc.args[::2], sc.args[1::2], strict=False))
@@ -221,3 +243,15 @@ def test_round7_is_drawn_as_round2_was() -> None:
     assert abs(len(ranked) / len(drawn) - 22 / 37) < 0.05
     assert abs(len(alike) / len(drawn) - 6 / 37) < 0.05
     assert abs(len(healthy) / len(drawn) - 9 / 37) < 0.05
+
+
+def test_round8_splits_an_open_and_a_blind_half() -> None:
+    # the blind half has at least sealed2's 21 runs with a known initiating rank before any drop
+    drawn = round8_scenarios()
+    blind = [sc for sc in drawn if sealed5(sc.name)]
+    open_part = [sc for sc in drawn if not sealed5(sc.name)]
+    assert 35 <= len(blind) <= 55
+    assert 35 <= len(open_part) <= 55
+    assert sum(sc.initiating_rank is not None for sc in blind) >= 24
+    # a hash of its own: not sealed()'s third nor sealed4()'s half
+    assert [sealed5(sc.name) for sc in drawn] != [sealed4(sc.name) for sc in drawn]
