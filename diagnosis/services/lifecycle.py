@@ -147,19 +147,26 @@ def _updated_with_organization(
         row = _diagnosis_with_organization(str(params[0]))
         return (row, ReadWithClaim()) if row is not None else None
     update, saved = _update_sql(values, where=where, count_attempt=True)
-    organization, join = organization_join_sql("o", "d.organization_id")
-    statement = (
-        f"WITH changed AS ({update} RETURNING *)"  # noqa: S608 - names and placeholders only
-        f" SELECT {sql.columns(Diagnosis, 'd')}, {organization},"
-        f" {masking_rules_sql('d.organization_id')}, {CURRENT_VERSION_SQL}"
-        f" FROM changed d {join}"
-    )
+    statement = f"WITH changed AS ({update} RETURNING *) {_claimed_read_sql()}"
     rows = sql.fetch_all(statement, [*saved, *params])
     if not rows:
         return None
     *columns, rules, version = rows[0]
     return _with_organization(columns), ReadWithClaim(
         masking_rules=masking_rules_from(rules), catalogue_version=version_from(version)
+    )
+
+
+@lru_cache(maxsize=1)
+def _claimed_read_sql() -> str:
+    """What the claim's statement reads of the row it changed (`changed`): its columns, its
+    organisation's, and ReadWithClaim's. Built once: only names and fragments, the same at each
+    claim (the columns' quoting is the connection's)."""
+    organization, join = organization_join_sql("o", "d.organization_id")
+    return (
+        f"SELECT {sql.columns(Diagnosis, 'd')}, {organization},"  # noqa: S608 - names only
+        f" {masking_rules_sql('d.organization_id')}, {CURRENT_VERSION_SQL}"
+        f" FROM changed d {join}"
     )
 
 
