@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import logging
 import os
 
 from celery import Celery, Task, signals
@@ -13,8 +11,6 @@ from django.conf import settings
 from plumbing.broker import TaskPublisher
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-
-logger = logging.getLogger(__name__)
 
 app = Celery("rootcause")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -41,28 +37,6 @@ def close_unusable_or_obsolete_connections(sender: Task | None = None, **kwargs:
         return
     for connection in db.connections.all(initialized_only=True):
         connection.close_if_unusable_or_obsolete()
-
-
-@signals.worker_init.connect
-def warm_up_pipeline(**kwargs: object) -> None:
-    """The analyzer, the engine and what masking and matching compile on first use, built in the
-    worker's main process before its pool forks (diagnosis.pipeline.runners.warm_up): every child
-    starts with them. A failure (PostgreSQL not up yet) only leaves each child to build them on
-    its first diagnosis, as it would without this."""
-    from diagnosis.pipeline.runners import warm_up
-
-    try:
-        warm_up()
-    except Exception as exc:
-        logger.warning("pipeline warm-up failed: %s", type(exc).__name__)
-    finally:
-        # No connection of this process's crosses the fork into the children.
-        db.connections.close_all()
-    # What start-up made lives as long as the process: out of the collector's sight, so that a
-    # child's full collections (about 0.4 s over the ~190,000 objects of a warm worker) do not
-    # walk it, nor copy the pages the children share with this process by touching them.
-    gc.collect()
-    gc.freeze()
 
 
 # Every periodic job, in one place; each is safe to run concurrently with itself.

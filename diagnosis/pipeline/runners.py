@@ -226,7 +226,7 @@ def warm_up() -> None:
     engine of the current catalogue (one read of it), and what masking and matching compile on
     their first use, by masking and matching a made-up log of a few lines.
 
-    Run in the Celery worker's main process before its pool starts (config/celery.py): the
+    Run in the Celery worker's main process before its pool starts (workers/tasks.py): the
     prefork children inherit it all, so none builds it on its first diagnosis, which under load
     took seconds with every child building at once and made the first diagnoses after a start
     the slowest of all. Nothing of a real log is involved."""

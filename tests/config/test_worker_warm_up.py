@@ -1,4 +1,4 @@
-"""A worker builds what every diagnosis uses before its pool forks (config/celery.py's
+"""A worker builds what every diagnosis uses before its pool forks (workers/tasks.py's
 `warm_up_pipeline` on `worker_init`): its children start with the analyzer and the current
 catalogue's engine, instead of each building them on its first diagnosis while diagnoses wait."""
 
