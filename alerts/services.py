@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import celery
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.actors import Actor
@@ -154,6 +154,17 @@ def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:
             "SELECT 1 FROM diagnosis_webhook WHERE organization_id = %s LIMIT 1",
             [sql.param(Webhook, "organization", organization_id)],
         )
+    )
+
+
+def no_alert_endpoints_sql(organization: str) -> str:
+    """The SQL condition under which `enqueue_alerts` does nothing for a diagnosis of the
+    organisation whose id is `organization` (SQL, a qualified column): a visitor's diagnosis, or
+    an organisation without a webhook or e-mail alert (`_has_alert_endpoints`)."""
+    table = connection.ops.quote_name(Webhook._meta.db_table)
+    return (
+        f"{organization} IS NULL OR NOT EXISTS"  # noqa: S608 - names only
+        f" (SELECT 1 FROM {table} alert WHERE alert.organization_id = {organization})"
     )
 
 

@@ -13,7 +13,13 @@ milliseconds depend much less on what else the machine runs than diagnoses a sec
 before and after a change in the same minutes, alternated.
 
     python -m tests.with_services -- python -m bench.worker_cpu [--n 100] [--rounds 3] [--split]
-        [--profile]
+        [--profile] [--prefork N]
+
+`--prefork N` runs, instead, `make loadtest`'s worker: a `celery worker --concurrency N` process
+(the prefork pool, N children) taking the same submissions, and prints the CPU of its whole
+process tree (the parent taking, handing out and acknowledging messages, and the children)
+per diagnosis, the parent's and the children's apart; `--split` and `--profile` do not reach
+into it. WORKER_CPU_ARGS adds flags to that worker's command line.
 
 `--profile` prints where the worker's thread spends its time from the first measured task on
 (cProfile, thread CPU time): the task bodies and Celery's taking and acknowledging of messages.
@@ -28,11 +34,14 @@ import cProfile
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from unittest import mock
+
+import psutil
 
 from bench.in_process import configure, own_database, submitter
 
@@ -138,10 +147,64 @@ def _service_parts(timed: _Timed) -> list[mock._patch[object]]:
 
 def _others_cpu() -> float:
     """CPU seconds of every thread of this process but the main one."""
-    import psutil
-
     main = threading.main_thread().native_id
     return sum(t.user_time + t.system_time for t in psutil.Process().threads() if t.id != main)
+
+
+def _tree_cpu(process: psutil.Process) -> dict[str, float]:
+    """CPU seconds of `process` (the parent) and of its live children (the prefork pool's)."""
+    spent = {"parent": 0.0, "children": 0.0}
+    for each in [process, *process.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            times = each.cpu_times()
+            spent["parent" if each.pid == process.pid else "children"] += times.user + times.system
+    return spent
+
+
+@contextlib.contextmanager
+def _prefork_worker(concurrency: int) -> Iterator[psutil.Process]:
+    """`make loadtest`'s Celery worker (bench/loadtest/run.py) on this bench's database and
+    Redis prefix, until it answers a ping and every child has taken a first task."""
+    from django.db import connection
+
+    from config.celery import app
+
+    settings = connection.settings_dict
+    user = f"{settings['USER']}:{settings['PASSWORD']}@" if settings["PASSWORD"] else ""
+    user = user or (f"{settings['USER']}@" if settings["USER"] else "")
+    env = dict(
+        os.environ,
+        DATABASE_URL=(
+            f"postgres://{user}{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
+            f"/{settings['NAME']}"
+        ),
+    )
+    worker = subprocess.Popen(
+        [
+            os.path.join(os.path.dirname(sys.executable), "celery"),
+            "-A",
+            "config",
+            "worker",
+            f"--concurrency={concurrency}",
+            *os.environ.get("WORKER_CPU_ARGS", "").split(),
+            "--loglevel=WARNING",
+            "-n",
+            f"worker-cpu-{os.getpid()}@%h",
+        ],
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not app.control.ping(timeout=1):
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the Celery worker did not come up")
+        yield psutil.Process(worker.pid)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument(
         "--split", action="store_true", help="the service's own CPU by part (thread CPU)"
+    )
+    parser.add_argument(
+        "--prefork",
+        type=int,
+        default=0,
+        metavar="N",
+        help="measure a `celery worker --concurrency N` process tree instead",
     )
     args = parser.parse_args(argv)
 
@@ -196,23 +266,35 @@ def main(argv: list[str] | None = None) -> int:
             if failed:
                 raise SystemExit(f"{failed} diagnoses failed")
 
-        for patch in patches:
-            patch.start()
         rows: list[tuple[float, dict[str, float]]] = []
-        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False):
-            submit(20)  # warm: imports, the analyzer, the engine, first connections
-            finished()
-            profiling.set()
-            for _ in range(args.rounds):
-                # The worker takes the messages as they come; the main thread's submitting is
-                # not counted.
-                timed.parts = {}
-                started = _others_cpu()
-                submit(args.n)
+        if args.prefork:
+            with _prefork_worker(args.prefork) as worker:
+                submit(10 * args.prefork)  # warm: every child's first diagnoses
                 finished()
-                rows.append((_others_cpu() - started, timed.parts))
-        for patch in patches:
-            patch.stop()
+                for _ in range(args.rounds):
+                    before = _tree_cpu(worker)
+                    submit(args.n)
+                    finished()
+                    after = _tree_cpu(worker)
+                    parts = {name: after[name] - before[name] for name in after}
+                    rows.append((sum(parts.values()), parts))
+        else:
+            for patch in patches:
+                patch.start()
+            with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False):
+                submit(20)  # warm: imports, the analyzer, the engine, first connections
+                finished()
+                profiling.set()
+                for _ in range(args.rounds):
+                    # The worker takes the messages as they come; the main thread's submitting
+                    # is not counted.
+                    timed.parts = {}
+                    started = _others_cpu()
+                    submit(args.n)
+                    finished()
+                    rows.append((_others_cpu() - started, timed.parts))
+            for patch in patches:
+                patch.stop()
 
         def ms(values: list[float]) -> str:
             each = [v / args.n * 1000 for v in values]
@@ -224,6 +306,14 @@ def main(argv: list[str] | None = None) -> int:
 
         total = [spent for spent, _ in rows]
         own = [spent - sum(parts.values()) for spent, parts in rows]
+        if args.prefork:
+            print(
+                f"prefork worker ({args.prefork} children and their parent), CPU per diagnosis:"
+                f" {ms(total)}; {args.n} a round"
+            )
+            print(f"  the parent:              {ms(part('parent'))}")
+            print(f"  the children:            {ms(part('children'))}")
+            return 0
         print(f"worker CPU per diagnosis: {ms(total)}; {args.n} a round")
         masking, matching = part(MASKING), part(MATCHING)
         print(f"  masking (mask_log):      {ms(masking)}")

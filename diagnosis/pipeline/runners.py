@@ -210,6 +210,32 @@ def run_match(claim: Claim, carried: Carried) -> Output:
     return Output(_result_fields(result, engine.version), after)
 
 
+# What warm_up masks and matches: a line of each kind of personal data the recognizers and the
+# learned names look for, and a traceback, so that each compiles what it compiles on first use.
+_WARM_UP_LOG = (
+    b"2026-01-01 00:00:00 INFO [rank0]: user alice@example.com on host gpu-node-1 (10.0.0.1)"
+    b" token=hf_abcdefghijklmnopqrstuvwxyz0123456789 path /home/alice/run\n"
+    b"Traceback (most recent call last):\n"
+    b'  File "/home/alice/train.py", line 1, in <module>\n'
+    b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+)
+
+
+def warm_up() -> None:
+    """Builds what every diagnosis uses before the first one comes: Presidio's analyzer, the
+    engine of the current catalogue (one read of it), and what masking and matching compile on
+    their first use, by masking and matching a made-up log of a few lines.
+
+    Run in the Celery worker's main process before its pool starts (workers/tasks.py): the
+    prefork children inherit it all, so none builds it on its first diagnosis, which under load
+    took seconds with every child building at once and made the first diagnoses after a start
+    the slowest of all. Nothing of a real log is involved."""
+    engine = current_engine()
+    masker = Masker(analyzer=shared_analyzer(settings.MASKING_RECOGNIZERS_FILE or None))
+    masked = "".join(mask_log(lambda: iter([_WARM_UP_LOG]), masker))
+    engine.diagnose(iter_line_chunks(iter([masked.encode("utf-8")])))
+
+
 def run_remediate(claim: Claim, carried: Carried) -> Output:
     diagnosis = claim.diagnosis
     matched: DiagnosisResult | None

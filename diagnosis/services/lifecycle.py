@@ -32,7 +32,7 @@ from accounts.selectors import (
 from billing_tiers.services import refund_quota_for
 from config.celery import app as celery_app
 from config.celery import publisher as task_publisher
-from diagnosis.hooks import diagnosis_finished
+from diagnosis.hooks import diagnosis_finished, idle_sql
 from diagnosis.models import Diagnosis
 from diagnosis.pipeline.table import (
     active_statuses,
@@ -147,19 +147,26 @@ def _updated_with_organization(
         row = _diagnosis_with_organization(str(params[0]))
         return (row, ReadWithClaim()) if row is not None else None
     update, saved = _update_sql(values, where=where, count_attempt=True)
-    organization, join = organization_join_sql("o", "d.organization_id")
-    statement = (
-        f"WITH changed AS ({update} RETURNING *)"  # noqa: S608 - names and placeholders only
-        f" SELECT {sql.columns(Diagnosis, 'd')}, {organization},"
-        f" {masking_rules_sql('d.organization_id')}, {CURRENT_VERSION_SQL}"
-        f" FROM changed d {join}"
-    )
+    statement = f"WITH changed AS ({update} RETURNING *) {_claimed_read_sql()}"
     rows = sql.fetch_all(statement, [*saved, *params])
     if not rows:
         return None
     *columns, rules, version = rows[0]
     return _with_organization(columns), ReadWithClaim(
         masking_rules=masking_rules_from(rules), catalogue_version=version_from(version)
+    )
+
+
+@lru_cache(maxsize=1)
+def _claimed_read_sql() -> str:
+    """What the claim's statement reads of the row it changed (`changed`): its columns, its
+    organisation's, and ReadWithClaim's. Built once: only names and fragments, the same at each
+    claim (the columns' quoting is the connection's)."""
+    organization, join = organization_join_sql("o", "d.organization_id")
+    return (
+        f"SELECT {sql.columns(Diagnosis, 'd')}, {organization},"  # noqa: S608 - names only
+        f" {masking_rules_sql('d.organization_id')}, {CURRENT_VERSION_SQL}"
+        f" FROM changed d {join}"
     )
 
 
@@ -318,15 +325,7 @@ def complete_stage(claim: Claim, *, fields: Mapping[str, object] | None = None) 
             next_lease = {}
             changed = _update_diagnosis(values, where=held, params=held_params)
     elif next_status == Status.DONE:
-        with transaction.atomic():
-            changed = _update_diagnosis(values, where=held, params=held_params)
-            if changed == 1:
-                # What reacts to a finished diagnosis (the alerts' outbox rows) commits with the
-                # status, or neither does.
-                diagnosis_finished(
-                    diagnosis_id=claim.diagnosis.id,
-                    organization_id=claim.diagnosis.organization_id,
-                )
+        changed = _finish(values, held=held, params=held_params, claim=claim)
     else:
         changed = _update_diagnosis(values, where=held, params=held_params)
     if changed == 1:
@@ -335,6 +334,25 @@ def complete_stage(claim: Claim, *, fields: Mapping[str, object] | None = None) 
         if next_lease:
             claim.diagnosis.attempts += 1
     return changed == 1
+
+
+def _finish(values: dict[str, object], *, held: str, params: list[SQLValue], claim: Claim) -> int:
+    """Marks the diagnosis done (`values`) while `held` holds; what reacts to a finished
+    diagnosis (the alerts' outbox rows) commits with the status, or neither does. Where no
+    reaction has anything to do (the hooks' `idle_sql`: an organisation without alerts) the
+    UPDATE alone, in autocommit, one round trip instead of a transaction's four; where one has,
+    that UPDATE changes nothing and the transaction runs the reactions."""
+    table = connection.ops.quote_name(Diagnosis._meta.db_table)
+    idle = idle_sql(f"{table}.{_column('organization')}")
+    if idle is not None and _update_diagnosis(values, where=f"{held} AND ({idle})", params=params):
+        return 1
+    with transaction.atomic():
+        changed = _update_diagnosis(values, where=held, params=params)
+        if changed == 1:
+            diagnosis_finished(
+                diagnosis_id=claim.diagnosis.id, organization_id=claim.diagnosis.organization_id
+            )
+    return changed
 
 
 def renew_lease(*, diagnosis_id: str, status: str, token: uuid.UUID) -> datetime | None:

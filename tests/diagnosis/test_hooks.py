@@ -81,6 +81,33 @@ def test_a_callback_that_fails_leaves_the_diagnosis_unfinished(acme, monkeypatch
     assert diagnosis.status == STAGES[-1].status  # rolled back with the callback's failure
 
 
+@pytest.mark.parametrize(
+    ("idle_when", "runs"),
+    [
+        (lambda organization: f"{organization} IS NOT NULL", False),  # idle for acme's
+        (lambda organization: f"{organization} IS NULL", True),  # idle for a visitor's only
+    ],
+)
+def test_a_callback_idle_by_its_own_condition_is_not_run_and_the_diagnosis_is_done(
+    acme, monkeypatch, idle_when, runs
+):
+    seen: list[bool] = []
+
+    def record(*, diagnosis_id: Any, organization_id: Any) -> None:
+        seen.append(connection.in_atomic_block)
+
+    monkeypatch.setattr(hooks, "_finished", [])
+    monkeypatch.setattr(hooks, "_idle_when", {})
+    hooks.on_diagnosis_finished(record, idle_when=idle_when)
+    diagnosis = Diagnosis.objects.create(organization=acme, source="api", size_bytes=10)
+
+    assert _run_every_stage(diagnosis)
+
+    diagnosis.refresh_from_db()
+    assert diagnosis.status == Status.DONE
+    assert seen == ([True] if runs else [])  # when run, in the transaction that finishes it
+
+
 def test_the_alerts_outbox_is_written_through_the_hook():
     from alerts import services as alerts
 
