@@ -48,6 +48,15 @@ class Round:
     like: int = 3  # the round whose launcher rule it draws by (2: among a family's launchers)
 
 
+# the seeded rounds before round 8
+BEFORE_8 = (
+    round2_scenarios,
+    round3_scenarios,
+    round4_scenarios,
+    round5_scenarios,
+    round6_scenarios,
+    round7_scenarios,
+)
 ROUNDS = [
     Round(3, round3_scenarios, (round2_scenarios,), range(0, 1000), 0.7, 6, 7),
     Round(4, round4_scenarios, (round2_scenarios, round3_scenarios), range(60, 71), 0.75, 5, 9),
@@ -82,14 +91,7 @@ ROUNDS = [
     Round(
         8,
         round8_scenarios,
-        (
-            round2_scenarios,
-            round3_scenarios,
-            round4_scenarios,
-            round5_scenarios,
-            round6_scenarios,
-            round7_scenarios,
-        ),
+        BEFORE_8,
         range(85, 96),
         0.55,
         20,
@@ -99,15 +101,7 @@ ROUNDS = [
     Round(
         9,
         round9_scenarios,
-        (
-            round2_scenarios,
-            round3_scenarios,
-            round4_scenarios,
-            round5_scenarios,
-            round6_scenarios,
-            round7_scenarios,
-            round8_scenarios,
-        ),
+        (*BEFORE_8, round8_scenarios),
         range(60, 91),
         0.6,
         12,
