@@ -126,6 +126,11 @@ _TRACEBACKISH_RE = re.compile(
 # A frame line, indented or not (pasting into an issue form can strip the indentation; the
 # code line under an unindented frame then reads as part of the traceback through it).
 FRAME_LINE_RE = re.compile(r'^\s*File "[^"\n]{1,500}", line \d')
+# a frame in an installed package or the standard library, not in the program's own code
+_LIBRARY_FRAME_RE = re.compile(
+    r'^\s*File "[^"\n]{0,500}'
+    r"(?:[/\\](?:site|dist)-packages[/\\]|[/\\]lib[/\\]python\d[.\d]{0,6}[/\\]|<frozen )"
+)
 # The exception line that ends a traceback (unindented, as Python prints it).
 _EXCEPTION_LINE_RE = re.compile(r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception|Interrupt|Exit)\b")
 _CHAIN_RE = re.compile(r"During handling of the above exception|The above exception was the direct")
@@ -533,6 +538,16 @@ class LineContext:
             if len(out) >= limit:
                 break
         return out
+
+    def call_site(self, i: int) -> tuple[int, str] | None:
+        """The frame of the program's own code nearest above line i in its traceback (index and
+        text): the call that led into a library (torch's collectives, a site-packages wrapper),
+        the line a reader opens; None without such a frame."""
+        for j, info in self._traceback_before(i):
+            m = FRAME_LINE_RE.match(info.text)
+            if m and not _LIBRARY_FRAME_RE.search(info.text[:600]):
+                return j, info.text.strip()
+        return None
 
     def frames_after(self, i: int) -> list[str]:
         """The traceback of i's stream that starts within LOOKAHEAD_GAP lines after line i.

@@ -107,6 +107,27 @@ MAX_IMPLIED_RANK = 4096
 DISTINCT_FIRST_SECONDS = 1.0
 # The numbers that differ between ranks running the same collective at the same step.
 _FP_NOISE_RE = re.compile(r"SequenceNumber=\d+,?\s*")
+# what a collective fingerprint says a rank was running: the operation and the tensor's shape
+_FP_OP_RE = re.compile(r"OpType=(?P<op>\w{1,40})")
+_FP_SHAPE_RE = re.compile(r"TensorShape=(?P<shape>\[[^\]]{0,60}\])")
+
+
+class MismatchSide(NamedTuple):
+    """One rank of a collective-mismatch report: the collective the rank ran, as its own report
+    states it, and where its program called it (the frame of its own code above torch's)."""
+
+    rank: int
+    collective: str  # "ALLREDUCE of [5]"
+    source: int = 0
+    line: int | None = None  # the call site's line in the log
+    call_site: str | None = None  # its frame line: File "train.py", line 376, in run
+
+
+def _collective(fingerprint: str) -> str:
+    op = _FP_OP_RE.search(fingerprint)
+    shape = _FP_SHAPE_RE.search(fingerprint)
+    what = op.group("op") if op else "a collective"
+    return f"{what} of {shape.group('shape')}" if shape else what
 
 
 # What a launcher says about the node it runs on: the elastic agent's rendezvous result
@@ -249,6 +270,8 @@ class CrossRankEvidence:
     nccl_ranks: dict[tuple[str, int], int] = field(default_factory=dict)
     # "Rank A is running collective X, but Rank B is running Y" reports: (A, B) pairs
     mismatch_pairs: set[tuple[int, int]] = field(default_factory=set)
+    # the reporter of each mismatch report, with its collective and call site (note_mismatch)
+    mismatch_sides: dict[int, MismatchSide] = field(default_factory=dict)
     # ranks whose own stream shows a traceback or an exception line
     troubled: set[int] = field(default_factory=set)
     crashed: set[int] = field(default_factory=set)  # launcher summary: died of a crash signal
@@ -282,6 +305,35 @@ class CrossRankEvidence:
             self.watchdog.add(rank)
         if FIRST_PG_RE.search(head) and rank not in self.first_pg:
             self.first_pg.append(rank)
+
+    def note_mismatch(self, text: str, source: int, call_site: tuple[int, str] | None) -> None:
+        """A mismatch report's reporter (the first rank it names is its own), the collective it
+        ran and the call site in its traceback (line, frame text), kept for the first report of
+        each rank that shows one (a rank's report is often printed twice: by its logger, whose
+        traceback may not resolve to the rank, and by torchrun's `[rankN]:` copy)."""
+        m = MISMATCH_RE.search(text[:2000])
+        if m is None or len(self.mismatch_sides) >= 64:
+            return
+        rank = int(m.group("rank"))
+        known = self.mismatch_sides.get(rank)
+        if known is None or (known.call_site is None and call_site is not None):
+            line, frame = call_site if call_site is not None else (None, None)
+            self.mismatch_sides[rank] = MismatchSide(
+                rank, _collective(m.group("fp")), source, line, frame
+            )
+
+    def mirrored(self) -> list[MismatchSide]:
+        """The two ranks of a mismatch whose reports mirror each other ("Rank 0 is running X,
+        but Rank 1 is running Y" and the converse), lower rank first, when nothing else of the
+        reports singles one out (no majority: two ranks, or a tie); empty otherwise. Which rank
+        left the common sequence is then a question of the program's code, not of the log."""
+        pairs = self.mismatch_pairs
+        if len(pairs) != 2 or self._mismatch_outlier() is not None:
+            return []
+        (a, b), other = sorted(pairs)
+        if other != (b, a):
+            return []
+        return [self.mismatch_sides.get(r) or MismatchSide(r, "a collective") for r in (a, b)]
 
     def suspect(self) -> tuple[int, str] | None:
         """A rank that cross-rank evidence singles out, with the reason, or None."""
@@ -535,28 +587,42 @@ LOST_PEER_RE = re.compile(
 )
 
 
-def _waited_for(collateral_errors: dict[int, FirstError]) -> tuple[int, str] | None:
+def _waited_for(
+    collateral_errors: dict[int, FirstError], ranks_seen: set[int]
+) -> tuple[int, str] | None:
     """The other ranks timed out waiting, and one rank only lost its peers, after every one of
     those timeouts: it is the rank they waited for (a rank held up on its own, in a long
     evaluation or a stall, that came back to the collective once the others had given up and
     gone; no launcher stopped it first, as multiprocessing's does not). A rank that crashed makes
-    its peers lose it at once, before any timeout: not this."""
+    its peers lose it at once, before any timeout: not this.
+
+    Another waiting rank may lose its peer too, when a rank that timed out leaves before its own
+    timeout fires (a real 4-rank mp run: ranks 0 and 2 timed out, rank 1 lost its peer before
+    their reports, rank 3, the stalled one, after them); the last to lose its peer is then the
+    one, only when it alone came after every timeout and every rank seen spoke (a silent rank
+    may be a crash that its peers lost)."""
     lost = [r for r, e in collateral_errors.items() if LOST_PEER_RE.search(e.text)]
     waited = [r for r, e in collateral_errors.items() if TIMED_OUT_RE.search(e.text)]
-    if len(lost) != 1 or not waited or len(lost) + len(waited) != len(collateral_errors):
+    if not lost or not waited or len(lost) + len(waited) != len(collateral_errors):
         return None
-    rank = lost[0]
-    late = collateral_errors[rank]
-    if all(e.ts is not None for e in collateral_errors.values()):
-        after = all(
-            late.ts is not None and e.ts is not None and late.ts > e.ts
-            for r, e in collateral_errors.items()
-            if r != rank
-        )
-    else:
-        after = all(late.order > collateral_errors[r].order for r in waited)
-    if not after:
+    if len(lost) > 1 and not ranks_seen <= set(collateral_errors):
         return None
+    timed = all(e.ts is not None for e in collateral_errors.values())
+
+    def after_every_timeout(rank: int) -> bool:
+        late = collateral_errors[rank]
+        if timed:
+            return all(
+                late.ts is not None and e.ts is not None and late.ts > e.ts
+                for r, e in collateral_errors.items()
+                if r in waited
+            )
+        return all(late.order > collateral_errors[r].order for r in waited)
+
+    late = [r for r in lost if after_every_timeout(r)]
+    if len(late) != 1:
+        return None
+    rank = late[0]
     who = (
         f"rank {waited[0]}" if len(waited) == 1 else "ranks " + ", ".join(map(str, sorted(waited)))
     )
@@ -694,6 +760,9 @@ def rank_answer(
                     f"rank {first} raised the error first (by time, the others later)",
                     Basis.FIRST_RAISER,
                 )
+            mirrored = evidence.mirrored()
+            if mirrored:
+                return RankAnswer(None, mirrored_reason(mirrored), Basis.ALIKE)
             # the same error on every rank (a bad config, a missing build): who printed it first
             # is scheduling noise, not a cause
             return RankAnswer(None, "every rank raised the same error", Basis.ALIKE)
@@ -726,7 +795,7 @@ def rank_answer(
         return RankAnswer(*crash, Basis.CRASH_SIGNAL)
     # before the silent rank too: of ranks whose tracebacks interleave (multiprocessing's
     # children raising together), one may look silent that timed out like the others
-    waited_for = _waited_for(collateral_errors)
+    waited_for = _waited_for(collateral_errors, set(ranks_seen or ()))
     if waited_for is not None:
         return RankAnswer(*waited_for, Basis.WAITED_FOR)
     # a rank whose own watchdog caught the failure was not silent (its line may match no
@@ -764,3 +833,33 @@ def rank_answer(
             Basis.NOT_SINGLED_OUT,
         )
     return RankAnswer(None, NO_RANK, Basis.NOT_SINGLED_OUT)
+
+
+def mirrored_reason(sides: list[MismatchSide]) -> str:
+    """Why no rank is named when two ranks report each other's collective: what each ran and
+    where its program called it."""
+
+    def ran(side: MismatchSide) -> str:
+        where = f" (called at {frame_place(side.call_site)})" if side.call_site else ""
+        return f"rank {side.rank} ran {side.collective}{where}"
+
+    a, b = sides
+    return (
+        f"ranks {a.rank} and {b.rank} each report the other's collective: {ran(a)}, {ran(b)}; "
+        "with two ranks nothing in the log says which left the common sequence"
+    )
+
+
+_FRAME_PLACE_RE = re.compile(
+    r'File "(?:[^"\n]{0,500}[/\\])?(?P<file>[^"/\\\n]{1,200})", line (?P<line>\d+)'
+    r"(?:, in (?P<fn>\S{1,100}))?"
+)
+
+
+def frame_place(frame: str) -> str:
+    """`File "/a/b/train.py", line 376, in run` as `train.py:376 in run`."""
+    m = _FRAME_PLACE_RE.search(frame)
+    if m is None:
+        return frame
+    place = f"{m.group('file')}:{m.group('line')}"
+    return f"{place} in {m.group('fn')}" if m.group("fn") else place

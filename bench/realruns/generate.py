@@ -1445,6 +1445,26 @@ def round8_scenarios(
     return _after(8, _drawn_before(8), seed, exclude, ROUND2_RANKED, counts, like=2)
 
 
+# Round 9 (issue 32): drawn as sealed2 was, like rounds 7 and 8, all open (corpus/dev_r9/); no
+# blind part this round.
+def round9_scenarios(
+    seed: int = 9,
+    exclude: set[str] | None = None,
+    ranked: int = 42,
+    every_rank: int = 10,
+    single: int = 0,
+    healthy: int = 14,
+) -> list[Scenario]:
+    """Runs drawn as sealed2 was (as rounds 7 and 8: round 2's families, launchers and variants,
+    the launcher among a family's launchers), with a seed of their own, never one of rounds 1-8's
+    names or combinations (rounds 2-8 from their draws in code, not from a sealed part's files),
+    weighted to runs where one rank breaks first (42, with 10 alike and 14 healthy; no single
+    process), cut to 66 to fit the time the shared machine had. `--round 9` writes all of them to
+    corpus/dev_r9/, open. Deterministic for a seed and an exclude set."""
+    counts = (ranked, every_rank, single, healthy)
+    return _after(9, _drawn_before(9), seed, exclude, ROUND2_RANKED, counts, like=2)
+
+
 def _drawn_before(round_no: int) -> list[Scenario]:
     """Every seeded round's draw before `round_no` (rounds 2 to round_no - 1), in order."""
     rounds = (
@@ -1454,6 +1474,7 @@ def _drawn_before(round_no: int) -> list[Scenario]:
         round5_scenarios,
         round6_scenarios,
         round7_scenarios,
+        round8_scenarios,
     )
     return [sc for draw in rounds[: round_no - 2] for sc in draw()]
 
@@ -1496,8 +1517,8 @@ def _drawn(
     rng = random.Random(seed)
     out: list[Scenario] = []
     # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4,
-    # 3000-3799 in round 5, 4000-4999 in round 6, 5000-5999 in round 7, 6000-6999 in round 8
-    # (none used in round 1; rounds 6-8 take their whole thousand: their exclusions reject more
+    # 3000-3799 in round 5, 4000-4999 in round 6, 5000-5999 in round 7, 6000-6999 in round 8,
+    # 7000-7999 in round 9 (none used in round 1; rounds 6-9 take their whole thousand: their exclusions reject more
     # draws still)
     low = 200 if round_no == 2 else 1000 * (round_no - 2)
     width = 1000 if round_no >= 6 else 800
@@ -1525,7 +1546,7 @@ def _drawn(
         )
 
     def pick(launchers: tuple[str, ...]) -> str:
-        """Round 2 (and rounds 7 and 8, drawn like it) draws among a family's launchers; rounds 3-6
+        """Round 2 (and rounds 7-9, drawn like it) draws among a family's launchers; rounds 3-6
         draw torchrun (any of its forms) as often as each of spawn, mp and accelerate, which the
         torchrun forms outnumbered."""
         if like == 2:
@@ -1711,7 +1732,7 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2, 3, 4, 5, 6, 7, 8),
+        choices=(1, 2, 3, 4, 5, 6, 7, 8, 9),
         help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
         " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind);"
         " 4: round4_scenarios into corpus/dev_r4/ (open);"
@@ -1719,7 +1740,8 @@ def main() -> int:
         " 6: round6_scenarios into corpus/dev_r6/ (open) and corpus/sealed4/ (blind);"
         " 7: round7_scenarios (drawn as round 2 was) into corpus/dev_r7/ (open);"
         " 8: round8_scenarios (drawn as round 2 was) into corpus/dev_r8/ (open) and"
-        " corpus/sealed5/ (blind)",
+        " corpus/sealed5/ (blind);"
+        " 9: round9_scenarios (drawn as round 2 was) into corpus/dev_r9/ (open)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1729,7 +1751,7 @@ def main() -> int:
     version = torch.__version__
     round2, round3, round4 = args.round == 2, args.round == 3, args.round == 4
     round5, round6, round7 = args.round == 5, args.round == 6, args.round == 7
-    round8 = args.round == 8
+    round8, round9 = args.round == 8, args.round == 9
     pool = (
         fresh_scenarios()
         if args.fresh
@@ -1747,6 +1769,8 @@ def main() -> int:
         if round7
         else round8_scenarios()
         if round8
+        else round9_scenarios()
+        if round9
         else scenarios()
     )
     chosen = [sc for sc in pool if args.only in sc.name]
@@ -1761,10 +1785,13 @@ def main() -> int:
         + round6_scenarios()
         + round7_scenarios()
         + round8_scenarios()
+        + round9_scenarios()
     ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round9:
+            return "dev_r9"
         if round8:
             return "sealed5" if sealed5(sc.name) else "dev_r8"
         if round7:
@@ -1804,6 +1831,8 @@ def main() -> int:
         if round7
         else ("dev_r8", "sealed5")
         if round8
+        else ("dev_r9",)
+        if round9
         else ("dev", "sealed")
     )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}

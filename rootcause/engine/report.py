@@ -15,7 +15,7 @@ from rootcause.engine.calibration import PROPOSED, answer_kind, calibrated
 from rootcause.engine.rules import Held, confidence, initiating, launcher_report
 from rootcause.engine.scanning import EVIDENCE_CHARS, Hit, Scan, ends_in_traceback
 from rootcause.evidence import FRAME_LINE_RE, parse_line
-from rootcause.ranks import NO_RANK, Basis
+from rootcause.ranks import NO_RANK, Basis, MismatchSide, frame_place
 from rootcause.result import (
     CollateralFailure,
     DiagnosisResult,
@@ -67,6 +67,8 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
     rank, rank_reason, basis = initiating(held, scan, ranked)
     multi = len(scan.ranks_seen) > 1
     evidence, headline = _evidence(held, winner, rank, scan.sources)
+    if multi and rank is None:
+        evidence = _with_call_sites(evidence, scan.evidence.mirrored(), scan.sources)
     score = confidence(held, ranked)
     missing = _missing_facts(scan, diagnosed=True, rank=rank, multi=multi)
     # only collateral failures: the launcher's summary may be all there is of the failed rank
@@ -548,8 +550,67 @@ def _missing_facts(scan: Scan, *, diagnosed: bool, rank: int | None, multi: bool
                 "last training step"
             )
     elif multi and rank is None:
+        mirrored = scan.evidence.mirrored()
         facts.append(
-            "which rank failed first cannot be told: include the logs of every rank with "
+            _mirrored_fact(mirrored)
+            if mirrored
+            else "which rank failed first cannot be told: include the logs of every rank with "
             "timestamps (e.g. torchrun --tee 3 and logging with %(asctime)s)"
         )
     return facts
+
+
+def _mirrored_fact(sides: list[MismatchSide]) -> str:
+    """What decides which of two ranks that report each other's collective left the common
+    sequence: the program's code at each call site, or each rank's record of its collectives."""
+    places = [frame_place(s.call_site) if s.call_site else None for s in sides]
+    a, b = sides
+    if places[0] is not None and places[0] == places[1]:
+        where = (
+            f"both ranks call it at {places[0]}, so the tensor they pass differs: which rank "
+            "builds it differently there (a size computed from the rank, its data or a branch "
+            "before the call) is the one that left the common sequence"
+        )
+    elif None not in places:
+        where = (
+            f"which of the two call sites, rank {a.rank}'s {places[0]} or rank {b.rank}'s "
+            f"{places[1]}, is the branch not every rank takes at that step: the rank that "
+            "called it left the common sequence"
+        )
+    else:
+        known = "".join(
+            f" (rank {s.rank} called it at {p})" for s, p in zip(sides, places, strict=True) if p
+        )
+        where = (
+            "which rank's code took a branch the other's did not at that step: the rank that "
+            "called the unusual collective left the common sequence; each rank's full traceback "
+            f"shows the line of the program that called it{known}"
+        )
+    return (
+        f"what would decide the rank: ranks {a.rank} and {b.rank} disagree on the collective "
+        f"and each reports the other; {where}. TORCH_DISTRIBUTED_DEBUG=DETAIL (which made the "
+        "ranks compare their collectives here) says only that they differ; PyTorch's flight "
+        "recorder (NCCL jobs: TORCH_NCCL_TRACE_BUFFER_SIZE=2000, read with `python -m "
+        "torch.distributed.flight_recorder.fr_trace`) lists each rank's collectives in order, "
+        "so the rank whose sequence departs from the earlier steps' shows"
+    )
+
+
+def _with_call_sites(
+    evidence: list[EvidenceLine], sides: list[MismatchSide], sources: list[str]
+) -> list[EvidenceLine]:
+    """The evidence with each mirrored rank's call site of the collective, in log order."""
+    have = {(e.file, e.line) for e in evidence}
+    for side in sides:
+        if side.line is None or side.call_site is None:
+            continue
+        line = (
+            EvidenceLine(file=sources[side.source], line=side.line, text=short(side.call_site))
+            if len(sources) > 1
+            else EvidenceLine(line=side.line, text=short(side.call_site))
+        )
+        if (line.file, line.line) not in have:
+            have.add((line.file, line.line))
+            evidence.append(line)
+    evidence.sort(key=lambda e: (str(e.file), e.line))
+    return evidence[-MAX_EVIDENCE:] if len(evidence) > MAX_EVIDENCE else evidence

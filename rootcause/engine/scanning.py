@@ -446,6 +446,13 @@ class Scanner:
                 scan.recoveries.append((source, lineno))
         else:
             scan.evidence.observe(info.rank, info.text)
+            if name == "mismatch":
+                site = ctx.call_site(i)
+                scan.evidence.note_mismatch(
+                    info.text,
+                    source,
+                    None if site is None else (lineno - (i - site[0]), site[1]),
+                )
 
     def _note_resumption(
         self, scan: Scan, ctx: LineContext, i: int, source: int, lineno: int

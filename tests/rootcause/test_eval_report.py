@@ -87,7 +87,7 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
     # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts, dev_r6 and
     # sealed4 round 6's open and blind parts, dev_r7 round 7's (drawn as sealed2 was), dev_r8 and
-    # sealed5 round 8's open and blind halves (drawn as sealed2 was)
+    # sealed5 round 8's open and blind halves (drawn as sealed2 was), dev_r9 round 9's (open)
     in_repo = [
         "realruns/dev",
         "realruns/dev_r3",
@@ -96,6 +96,7 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "realruns/dev_r6",
         "realruns/dev_r7",
         "realruns/dev_r8",
+        "realruns/dev_r9",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",

@@ -10,6 +10,7 @@ from rootcause.ranks import (
     CrossRankEvidence,
     FirstError,
     initiating_rank,
+    mirrored_reason,
     rank_answer,
     spawn_exit,
 )
@@ -457,16 +458,26 @@ def test_an_abort_is_taken_only_when_the_others_only_lost_their_peer(
     assert answer.basis is not Basis.QUIET_EXIT
 
 
-def test_a_real_run_names_the_rank_that_aborted_while_one_survivor_was_stopped_silent():
-    # a real 4-rank torchrun run (generate.py --round 8, hand-reduced: library frames and the
-    # first steps taken out): rank 1 aborted, ranks 0 and 2 lost their peer, rank 3 was SIGTERMed
-    result = diagnose_path(
-        str(RUNS / "torchrun_rank1_sigabrt_two_lost_peers_one_sigtermed.log"), get_engine()
-    )
+@pytest.mark.parametrize(
+    ("log", "slug", "rank"),
+    [
+        # a real 4-rank torchrun run (generate.py --round 8, hand-reduced: library frames and the
+        # first steps taken out): rank 1 aborted, ranks 0 and 2 lost their peer, rank 3 was
+        # SIGTERMed
+        ("torchrun_rank1_sigabrt_two_lost_peers_one_sigtermed.log", "elastic-child-failed", 1),
+        # a real 4-rank mp run (generate.py --round 9, hand-reduced: the first steps taken out):
+        # rank 3 ran a long evaluation; ranks 0 and 2 timed out in gloo, rank 1 lost its peer
+        # before their reports (a rank that timed out had left), rank 3 lost its peers after
+        # every timeout
+        ("mp_rank3_stalled_two_timed_out_two_lost_peers.log", "gloo-timeout", 3),
+    ],
+)
+def test_a_real_run_names_the_rank_the_others_only_lost(log: str, slug: str, rank: int) -> None:
+    result = diagnose_path(str(RUNS / log), get_engine())
 
     assert result.failure is not None
-    assert result.failure.slug == "elastic-child-failed"
-    assert result.initiating_rank == 1
+    assert result.failure.slug == slug
+    assert result.initiating_rank == rank
 
 
 def test_a_dataloader_workers_reraised_traceback_keeps_the_rank_above_it():
@@ -703,3 +714,142 @@ def test_a_header_inside_a_line_is_not_a_childs_header() -> None:
     info = parse_line("rank 0: waiting for Process SpawnProcess-2: to join, then saving")
     assert info.rank == 0
     assert info.text.endswith("SpawnProcess-2: to join, then saving")
+
+
+def test_two_ranks_that_report_each_others_collective_name_no_rank_but_say_what_decides_it():
+    # a real 2-rank mp run (generate.py --round 4, hand-reduced: the first steps taken out) under
+    # TORCH_DISTRIBUTED_DEBUG=DETAIL: rank 0 all-reduces 5 elements at train.py:376, rank 1 three
+    # at train.py:379, and each rank's report names the other; with two ranks no majority says
+    # which left the common sequence, so no rank is named, and the answer quotes both call sites
+    result = diagnose_path(
+        str(RUNS / "mp_two_ranks_collective_mismatch_mirrored.log"), get_engine()
+    )
+
+    assert result.failure is not None
+    assert result.failure.slug == "collective-mismatch"
+    assert result.initiating_rank is None
+    assert result.root_cause is not None
+    assert "rank 0 ran ALLREDUCE of [5] (called at train.py:376 in run)" in result.root_cause
+    assert "rank 1 ran ALLREDUCE of [3] (called at train.py:379 in run)" in result.root_cause
+    decide = result.missing_facts[0]
+    assert decide.startswith("what would decide the rank: ranks 0 and 1 disagree")
+    assert "rank 0's train.py:376 in run or rank 1's train.py:379 in run" in decide
+    assert "flight recorder" in decide
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in decide
+    sites = [e.text for e in result.evidence if "train.py" in e.text]
+    assert sites == [
+        'File "/work/rc/bench/realruns/programs/train.py", line 379, in run',
+        'File "/work/rc/bench/realruns/programs/train.py", line 376, in run',
+    ]
+
+
+def test_a_mismatch_with_a_majority_is_not_mirrored():
+    # three ranks: ranks 0 and 2 report rank 1's collective; rank 1 reports rank 0's
+    evidence = CrossRankEvidence()
+    ours = "CollectiveFingerPrint(SequenceNumber=4, OpType=ALLREDUCE, TensorShape=[3])"
+    odd = "CollectiveFingerPrint(SequenceNumber=4, OpType=BROADCAST, TensorShape=[3])"
+    for reporter, mine, other, theirs in ((0, ours, 1, odd), (2, ours, 1, odd), (1, odd, 0, ours)):
+        text = (
+            f"RuntimeError: Detected mismatch between collectives on ranks. Rank {reporter} is "
+            f"running collective: {mine}, but Rank {other} is running collective: {theirs}."
+        )
+        evidence.observe(reporter, text)
+        evidence.note_mismatch(text, 0, None)
+
+    assert evidence.mirrored() == []
+    assert evidence.suspect() == (1, "rank 1 ran a different collective from the other ranks")
+
+
+def test_mirrored_reports_keep_each_ranks_collective_and_call_site():
+    evidence = CrossRankEvidence()
+    fp = "CollectiveFingerPrint(SequenceNumber=0, OpType={op}, TensorShape=[3], TensorDtypes=Float)"
+    for reporter, other, op, theirs in (
+        (0, 1, "BROADCAST", "ALLREDUCE"),
+        (1, 0, "ALLREDUCE", "BROADCAST"),
+    ):
+        text = (
+            f"RuntimeError: Detected mismatch between collectives on ranks. Rank {reporter} is "
+            f"running collective: {fp.format(op=op)}, but Rank {other} is running collective: "
+            f"{fp.format(op=theirs)}."
+        )
+        evidence.observe(reporter, text)
+        # the logger's copy of the report first (no call site), then torchrun's with one
+        evidence.note_mismatch(text, 0, None)
+        evidence.note_mismatch(
+            text, 0, (10 + reporter, f'File "/x/train.py", line {7 + reporter}, in run')
+        )
+
+    sides = evidence.mirrored()
+    assert [(s.rank, s.collective, s.line) for s in sides] == [
+        (0, "BROADCAST of [3]", 10),
+        (1, "ALLREDUCE of [3]", 11),
+    ]
+    assert mirrored_reason(sides) == (
+        "ranks 0 and 1 each report the other's collective: rank 0 ran BROADCAST of [3] (called at "
+        "train.py:7 in run), rank 1 ran ALLREDUCE of [3] (called at train.py:8 in run); with two "
+        "ranks nothing in the log says which left the common sequence"
+    )
+
+
+def test_mirrored_reports_without_tracebacks_ask_for_each_ranks_call_site():
+    # only the two exception lines: no frame says where either rank called its collective
+    log = Path(__file__).parents[1] / "logs/collective-mismatch/two_ranks_accuse_each_other.log"
+    result = diagnose_path(str(log), get_engine())
+
+    assert result.initiating_rank is None
+    assert result.root_cause is not None
+    assert "rank 0 ran ALLREDUCE of [1024], rank 1 ran ALLREDUCE of [1000]" in result.root_cause
+    decide = result.missing_facts[0]
+    assert "each rank's full traceback shows the line of the program that called it" in decide
+
+
+def test_a_real_mp_run_names_the_stalled_rank_the_last_to_lose_its_peers():
+    # a real 4-rank mp run (generate.py --round 9, hand-reduced: the first steps taken out):
+    # rank 3 ran a long evaluation; ranks 0 and 2 timed out in gloo, rank 1 lost its peer before
+    # their reports (a rank that timed out had left), rank 3 lost its peers after every timeout
+    result = diagnose_path(
+        str(RUNS / "mp_rank3_stalled_two_timed_out_two_lost_peers.log"), get_engine()
+    )
+
+    assert result.failure is not None
+    assert result.failure.slug == "gloo-timeout"
+    assert result.initiating_rank == 3
+
+
+LOST = "RuntimeError: [pair.cc:553] Connection closed by peer [127.0.0.1]:50847"
+TIMED_OUT = "RuntimeError: [unbound_buffer.cc:78] Timed out waiting 6000ms for recv operation"
+
+
+def lost_or_timed_out(kinds: dict[int, str]) -> dict[int, FirstError]:
+    return {
+        r: FirstError(None, (0, 10 * i), 10 * i, text, "sig")
+        for i, (r, text) in enumerate(kinds.items())
+    }
+
+
+def test_two_lost_peers_name_the_one_after_every_timeout_only_when_every_rank_spoke():
+    errors = lost_or_timed_out({1: LOST, 0: TIMED_OUT, 2: TIMED_OUT, 3: LOST})
+    answer = rank_answer(
+        root_errors={},
+        collateral_errors=errors,
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1, 2, 3},
+    )
+    assert (answer.rank, answer.basis) == (3, Basis.WAITED_FOR)
+    # a fifth rank seen that said nothing may be a crash the others lost: not this rule's
+    answer = rank_answer(
+        root_errors={},
+        collateral_errors=errors,
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1, 2, 3, 4},
+    )
+    assert answer.basis is not Basis.WAITED_FOR
+    # two ranks that lost their peers after every timeout: neither is singled out by this rule
+    errors = lost_or_timed_out({0: TIMED_OUT, 2: TIMED_OUT, 1: LOST, 3: LOST})
+    answer = rank_answer(
+        root_errors={},
+        collateral_errors=errors,
+        evidence=CrossRankEvidence(),
+        ranks_seen={0, 1, 2, 3},
+    )
+    assert answer.basis is not Basis.WAITED_FOR

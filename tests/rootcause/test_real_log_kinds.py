@@ -646,3 +646,28 @@ def test_rank_prefix_behind_a_host_is_already_global():
 
     assert slug(result) == "activation-oom"
     assert result.initiating_rank == 9
+
+
+def test_a_truncated_zip_checkpoint_refused_by_the_os_is_checkpoint_corrupt():
+    # a real 2-rank torchrun run (bench/realruns generate.py --round 9, `--fault ckpt --variant
+    # truncated`, the rank files joined with `cat`; hand-reduced to each rank's first traceback):
+    # torch 2.13's zip reader seeks before the start of the cut file and the OS refuses, so the
+    # only error is `OSError: [Errno 22] Invalid argument` under torch.load's frames
+    result = diagnose("checkpoint-corrupt/torchrun_logdir_cat_truncated_zip_errno22.log")
+
+    assert result.failure is not None
+    assert result.failure.slug == "checkpoint-corrupt"
+    assert result.initiating_rank is None
+
+
+def test_an_invalid_argument_outside_torch_load_is_not_a_corrupt_checkpoint(tmp_path: Path) -> None:
+    log = tmp_path / "open.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "prep.py", line 12, in <module>\n'
+        "    fh = open(path, 'rb')\n"
+        "OSError: [Errno 22] Invalid argument\n"
+    )
+    result = diagnose_path(str(log), get_engine())
+
+    assert result.failure is None or result.failure.slug != "checkpoint-corrupt"

@@ -15,7 +15,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
 # every part whose labels and logs must be well formed: the second blind part (--round 2) too,
 # round 3's open and blind parts, rounds 4's and 5's open parts, round 6's open and blind parts,
-# round 7's open part, round 8's open and blind halves
+# round 7's open part, round 8's open and blind halves, round 9's open part
 CHECKED = (
     *PARTS,
     "sealed2",
@@ -28,6 +28,7 @@ CHECKED = (
     "dev_r7",
     "dev_r8",
     "sealed5",
+    "dev_r9",
 )
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
@@ -178,6 +179,20 @@ def test_round_8_halves_are_new_runs_drawn_as_sealed2_was() -> None:
     for rows in (dev, blind):
         assert len(rows) >= 35
         assert all(row["how"].startswith("round 8:") for row in rows)
+
+
+def test_round_9_is_new_runs_drawn_as_sealed2_was() -> None:
+    """corpus/dev_r9 (generate.py --round 9) shares no scenario with the earlier parts; most of
+    its runs have a known initiating rank, and it keeps runs where every rank fails alike and
+    healthy ones, where no rank is to be named."""
+    earlier = {row["file"] for part in CHECKED[: CHECKED.index("dev_r9")] for row in labels(part)}
+    rows = labels("dev_r9")
+    assert not {row["file"] for row in rows} & earlier
+    assert len(rows) >= 55
+    assert sum(row["initiating_rank"] is not None for row in rows) >= 0.55 * len(rows)
+    assert sum(row["slug"] == "none" for row in rows) >= 10
+    assert sum(row["slug"] != "none" and row["initiating_rank"] is None for row in rows) >= 6
+    assert all(row["how"].startswith("round 9:") for row in rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:

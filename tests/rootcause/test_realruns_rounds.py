@@ -3,8 +3,9 @@ a seed of its own, weighted to multi-rank logs where one rank breaks first, and 
 earlier round's names or combinations. Rounds 3 and 6 have an open part (corpus/dev_r3, dev_r6)
 and a blind one (corpus/sealed3, sealed4); rounds 4 and 5 are development runs only
 (corpus/dev_r4, dev_r5), first looks for the calibration; round 7 (corpus/dev_r7, open) is drawn
-as round 2 (sealed2) was, launchers and weights included, and so is round 8, halved into an open
-part (corpus/dev_r8) and a blind one (corpus/sealed5). Needs no torch."""
+as round 2 (sealed2) was, launchers and weights included, and so are round 8, halved into an open
+part (corpus/dev_r8) and a blind one (corpus/sealed5), and round 9 (corpus/dev_r9, open). Needs no
+torch."""
 
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from bench.realruns.generate import (
     round6_scenarios,
     round7_scenarios,
     round8_scenarios,
+    round9_scenarios,
     scenarios,
     sealed,
     sealed4,
@@ -46,6 +48,15 @@ class Round:
     like: int = 3  # the round whose launcher rule it draws by (2: among a family's launchers)
 
 
+# the seeded rounds before round 8
+BEFORE_8 = (
+    round2_scenarios,
+    round3_scenarios,
+    round4_scenarios,
+    round5_scenarios,
+    round6_scenarios,
+    round7_scenarios,
+)
 ROUNDS = [
     Round(3, round3_scenarios, (round2_scenarios,), range(0, 1000), 0.7, 6, 7),
     Round(4, round4_scenarios, (round2_scenarios, round3_scenarios), range(60, 71), 0.75, 5, 9),
@@ -80,18 +91,21 @@ ROUNDS = [
     Round(
         8,
         round8_scenarios,
-        (
-            round2_scenarios,
-            round3_scenarios,
-            round4_scenarios,
-            round5_scenarios,
-            round6_scenarios,
-            round7_scenarios,
-        ),
+        BEFORE_8,
         range(85, 96),
         0.55,
         20,
         17,
+        like=2,
+    ),
+    Round(
+        9,
+        round9_scenarios,
+        (*BEFORE_8, round8_scenarios),
+        range(60, 91),
+        0.6,
+        12,
+        13,
         like=2,
     ),
 ]
@@ -189,13 +203,14 @@ def test_no_host_oom_kill_under_mp_after_round_3(draw: Callable[..., list[Scenar
         (round6_scenarios, 4000, 5000),
         (round7_scenarios, 5000, 6000),
         (round8_scenarios, 6000, 7000),
+        (round9_scenarios, 7000, 8000),
     ],
 )
 def test_a_rounds_programs_seeds_are_its_own(
     draw: Callable[..., list[Scenario]], low: int, high: int
 ) -> None:
-    # the programs' seeds of round 5 (3000-3799), 6 (4000-4999), 7 (5000-5999) and 8 (6000-6999),
-    # none of an earlier round's
+    # the programs' seeds of round 5 (3000-3799), 6 (4000-4999), 7 (5000-5999), 8 (6000-6999) and
+    # 9 (7000-7999), none of an earlier round's
     seeds = {sc.args[sc.args.index("--seed") + 1] for sc in draw() if "--seed" in sc.args}
     assert seeds
     assert all(low <= int(s) < high for s in seeds)
@@ -220,8 +235,8 @@ def test_round6_leaves_the_host_oom_kill_out_of_cat_of_the_rank_files() -> None:
         assert not (sc.slug == "host-oom-killed" and sc.launcher == "torchrun-logdir-cat")
 
 
-@pytest.mark.parametrize("draw", [round7_scenarios, round8_scenarios])
-def test_rounds_7_and_8_are_drawn_as_round2_was(draw: Callable[..., list[Scenario]]) -> None:
+@pytest.mark.parametrize("draw", [round7_scenarios, round8_scenarios, round9_scenarios])
+def test_rounds_7_to_9_are_drawn_as_round2_was(draw: Callable[..., list[Scenario]]) -> None:
     # sealed2's rule: round 2's families, their launchers and variants (a rank ending without a
     # traceback by exit code 1 or 3 or abort only, and never under spawn), no single process,
     # and round 2's weights: 22 where one rank breaks first, 6 alike, 9 healthy (scaled)
