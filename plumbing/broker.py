@@ -219,7 +219,7 @@ class _MessageTemplate:
         _, kwargs, embed = json.loads(base64.b64decode(decoded["body"]))
         return cls(queued.key, decoded, kwargs, embed, os.getpid())
 
-    def message(self, args: tuple[str, ...], *, reply_to: str) -> QueuedMessage:
+    def message(self, args: tuple[object, ...], *, reply_to: str) -> QueuedMessage:
         task_id = uuid()
         decoded = self.decoded
         body = kombu_json.dumps([list(args), self.kwargs, self.embed])

@@ -10,7 +10,7 @@ CHOICES are kept: an Accept header is the client's to write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
@@ -27,9 +27,10 @@ class RememberingContentNegotiation(DefaultContentNegotiation):
     def select_renderer(
         self,
         request: Request,
-        renderers: Sequence[BaseRenderer],
+        renderers: Iterable[BaseRenderer],
         format_suffix: str | None = None,
     ) -> tuple[BaseRenderer, str]:
+        renderers = list(renderers)
         format = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
         key = (format, request.META.get("HTTP_ACCEPT", "*/*"), tuple(map(type, renderers)))
         found = _chosen.get(key)
@@ -38,5 +39,5 @@ class RememberingContentNegotiation(DefaultContentNegotiation):
             return renderers[index], media_type
         renderer, media_type = super().select_renderer(request, renderers, format_suffix)
         if len(_chosen) < CHOICES:
-            _chosen[key] = (list(renderers).index(renderer), media_type)
+            _chosen[key] = (renderers.index(renderer), media_type)
         return renderer, media_type

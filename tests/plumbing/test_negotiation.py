@@ -37,8 +37,9 @@ ACCEPTS = [
 
 
 def _request(accept: str | None, query: str = "") -> Request:
-    headers = {} if accept is None else {"HTTP_ACCEPT": accept}
-    return Request(APIRequestFactory().get(f"/api/v1/diagnoses{query}", **headers))
+    factory, path = APIRequestFactory(), f"/api/v1/diagnoses{query}"
+    request = factory.get(path) if accept is None else factory.get(path, HTTP_ACCEPT=accept)
+    return Request(request)
 
 
 @pytest.mark.parametrize("classes", RENDERER_SETS)
@@ -71,5 +72,6 @@ def test_at_most_so_many_choices_are_remembered() -> None:
         renderer, media_type = RememberingContentNegotiation().select_renderer(
             _request(accept), renderers
         )
-        assert renderer is renderers[0] and media_type == accept
+        assert renderer is renderers[0]
+        assert media_type == accept
     assert len(negotiation._chosen) == negotiation.CHOICES
