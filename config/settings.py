@@ -401,6 +401,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "plumbing.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "plumbing.problems.problem_exception_handler",
+    # DRF's negotiation, its choice per Accept header remembered (plumbing/negotiation.py).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "plumbing.negotiation.RememberingContentNegotiation",
 }
 # Burst limits on submissions, on top of the daily quota (diagnosis/throttles.py): DRF rates,
 # "<n>/<second|minute|hour|day>". 429 problem+json with Retry-After past them.

@@ -24,6 +24,10 @@ mode's in-memory broker is untouched. `TaskPublisher`, below, sends the web's ta
 
 from __future__ import annotations
 
+import base64
+import json
+import os
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +36,7 @@ import redis
 from kombu import Connection, serialization
 from kombu.entity import maybe_delivery_mode
 from kombu.transport import redis as kombu_redis
+from kombu.utils import json as kombu_json
 from kombu.utils.uuid import uuid
 
 from plumbing.unstubbed import unstubbed
@@ -90,6 +95,7 @@ class TaskPublisher:
         self._channel: Any = None
         self._lock = threading.Lock()
         self._routes: dict[str, _Route] = {}
+        self._templates: dict[str, _MessageTemplate] = {}
 
     def publish(self, name: str, args: tuple[object, ...]) -> str:
         """Sends task `name` with positional `args`; returns the task id."""
@@ -102,10 +108,26 @@ class TaskPublisher:
         queue's Redis key (with the global key prefix) and the encoded message. The web sends it
         in the same round trip as the staged log's new TTL (diagnosis/staging.py).
 
-        kombu's channel encodes it, as for `publish`, through the batch hook of kombu 5.7's
-        Redis transport: the channel hands the batch the Redis commands it would have sent,
-        which must be a single LPUSH (a queue with a message TTL or an expiry would add more:
-        ValueError, none of ours has them)."""
+        The message is `publish`'s with its ids and arguments replaced: the first one of each
+        task in each process is made by Celery and kombu as `publish` makes it (`_MessageTemplate`),
+        and later ones reuse it, since making one cost more than the rest of the enqueue
+        (0.5 of the submission's 8.7 million instructions, docs/benchmarks.md 2026-12-07).
+        Arguments other than plain strings (ids) go the whole way every time."""
+        if all(type(arg) is str and _PLAIN.fullmatch(arg) for arg in args):
+            template = self._templates.get(name)
+            if template is None or template.pid != os.getpid():
+                template = self._templates[name] = self._template(name)
+            return template.message(args, reply_to=self.app.thread_oid)
+        return self._queued(name, args)
+
+    def _template(self, name: str) -> _MessageTemplate:
+        return _MessageTemplate.of(self._queued(name, ("",)))
+
+    def _queued(self, name: str, args: tuple[object, ...]) -> QueuedMessage:
+        """The message made by Celery and kombu, as `publish` sends it, through the batch hook
+        of kombu 5.7's Redis transport: the channel hands the batch the Redis commands it would
+        have sent, which must be a single LPUSH (a queue with a message TTL or an expiry would
+        add more: ValueError, none of ours has them)."""
         channel, message, route, _ = self._prepared(name, args)
         commands = _Commands()
         channel.basic_publish(
@@ -170,6 +192,54 @@ class QueuedMessage:
 
     key: str
     payload: str
+
+
+# Arguments a template takes: strings that Celery's argsrepr (saferepr) writes as repr() does,
+# neither shortened nor escaped (a diagnosis id).
+_PLAIN = re.compile(r"[A-Za-z0-9._:-]{1,200}")
+
+
+@dataclass(frozen=True)
+class _MessageTemplate:
+    """A task's message as kombu's Redis channel pushes it (Celery's protocol 2, JSON, the body
+    base64-encoded), made once a process: what changes from one message to the next is put in
+    (the task id, which is also its root and correlation id; the arguments and their repr; the
+    thread's reply-to; kombu's delivery tag). tests/plumbing/test_broker.py holds it equal to
+    Celery's own message."""
+
+    key: str
+    decoded: dict[str, Any]  # the message as pushed, decoded: its task's id and arguments
+    kwargs: dict[str, Any]  # the body's keyword arguments and Celery's embedded options
+    embed: dict[str, Any]
+    pid: int  # Celery's `origin` header names the process
+
+    @classmethod
+    def of(cls, queued: QueuedMessage) -> _MessageTemplate:
+        decoded = json.loads(queued.payload)
+        _, kwargs, embed = json.loads(base64.b64decode(decoded["body"]))
+        return cls(queued.key, decoded, kwargs, embed, os.getpid())
+
+    def message(self, args: tuple[object, ...], *, reply_to: str) -> QueuedMessage:
+        task_id = uuid()
+        decoded = self.decoded
+        body = kombu_json.dumps([list(args), self.kwargs, self.embed])
+        message = {
+            **decoded,
+            "body": base64.b64encode(body.encode()).decode(),
+            "headers": {
+                **decoded["headers"],
+                "id": task_id,
+                "root_id": task_id,
+                "argsrepr": repr(args),
+            },
+            "properties": {
+                **decoded["properties"],
+                "correlation_id": task_id,
+                "reply_to": reply_to,
+                "delivery_tag": uuid(),
+            },
+        }
+        return QueuedMessage(key=self.key, payload=kombu_json.dumps(message))
 
 
 class _Commands:

@@ -30,7 +30,7 @@ _NUL_RUN_RE = re.compile(rb"\x00+")
 # Above this share of the head in control bytes that no terminal output carries, the input is
 # binary (random or compressed bytes: about 10 %; a log: none, or a stray one).
 MAX_CONTROL_SHARE = 0.03
-_CONTROL_RE = re.compile(rb"[\x01-\x07\x0b\x0e-\x1a\x1c-\x1f\x7f]")
+_CONTROL_BYTES = bytes([*range(0x01, 0x08), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F])
 
 
 def not_a_log(head: bytes) -> str | None:
@@ -62,7 +62,9 @@ def nul_runs_share(data: bytes) -> float:
 
 def control_share(data: bytes) -> float:
     """The share of `data`'s bytes that are control characters no terminal output carries."""
-    return len(_CONTROL_RE.findall(data)) / len(data) if data else 0.0
+    # Counted by deleting them (C, a byte at a time): a regular expression's findall took about
+    # 4 % of a submission's instructions on an 8 KiB head (docs/benchmarks.md, 2026-12-07).
+    return (len(data) - len(data.translate(None, _CONTROL_BYTES))) / len(data) if data else 0.0
 
 
 def undecodable_share(data: bytes) -> float:

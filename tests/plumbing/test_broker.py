@@ -121,22 +121,39 @@ def test_the_publisher_sends_the_message_celery_would() -> None:
 
 @override_settings(CELERY_TASK_ALWAYS_EAGER=False)
 def test_the_message_for_a_caller_to_push_is_the_one_publish_sends() -> None:
-    diagnosis_id = str(uuid.uuid4())
-    publisher.publish("workers.tasks.mask", (diagnosis_id,))
-    message = publisher.message_for("workers.tasks.mask", (diagnosis_id,))
+    # The first message of a task in a process is made the whole way, the next ones from it.
+    own = broker.TaskPublisher(app)  # a publisher of its own: no message made yet
+    for _ in range(3):
+        diagnosis_id = str(uuid.uuid4())
+        own.publish("workers.tasks.mask", (diagnosis_id,))
+        message = own.message_for("workers.tasks.mask", (diagnosis_id,))
 
-    assert message.key == f"{settings.REDIS_KEY_PREFIX}{app.conf.task_default_queue}"
-    redis.Redis.from_url(settings.REDIS_URL).lpush(message.key, message.payload)
-    published, pushed = _queued_for(diagnosis_id)
-    assert _without_ids(pushed) == _without_ids(published)
-    assert pushed["headers"]["id"] != published["headers"]["id"]  # a task id of its own
+        assert message.key == f"{settings.REDIS_KEY_PREFIX}{app.conf.task_default_queue}"
+        redis.Redis.from_url(settings.REDIS_URL).lpush(message.key, message.payload)
+        published, pushed = _queued_for(diagnosis_id)
+        assert _without_ids(pushed) == _without_ids(published)
+        task_id = pushed["headers"]["id"]
+        assert task_id != published["headers"]["id"]  # a task id of its own
+        assert pushed["headers"]["root_id"] == pushed["properties"]["correlation_id"] == task_id
+        assert pushed["properties"]["delivery_tag"] != published["properties"]["delivery_tag"]
+
+
+@pytest.mark.parametrize("args", [("it's",), ("a\\b",), ("x" * 2000,), (7,), ("",)])
+def test_a_message_of_other_arguments_is_made_the_whole_way(args: tuple[object, ...]) -> None:
+    own = broker.TaskPublisher(app)  # a publisher of its own: no message made yet
+    own.message_for("rootcause.ping", ("warm",))  # the task's template is made
+    made = json.loads(own.message_for("rootcause.ping", args).payload)
+    whole = json.loads(own._queued("rootcause.ping", args).payload)
+    assert made["headers"]["argsrepr"] == whole["headers"]["argsrepr"]
+    assert _without_ids(made) == _without_ids(whole)
 
 
 def test_a_message_that_is_not_one_lpush_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    channel: Any = publisher._channel_for_publishing()
+    own = broker.TaskPublisher(app)  # a publisher of its own: no message made yet
+    channel: Any = own._channel_for_publishing()
     monkeypatch.setattr(channel, "_expires", {app.conf.task_default_queue: 60_000}, raising=False)
     with pytest.raises(ValueError, match="one LPUSH"):
-        publisher.message_for("workers.tasks.mask", (str(uuid.uuid4()),))
+        own.message_for("workers.tasks.mask", (str(uuid.uuid4()),))
 
 
 def test_the_publisher_routes_like_celery_and_refuses_what_it_cannot() -> None:

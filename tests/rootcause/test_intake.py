@@ -3,10 +3,13 @@
 import gzip
 import lzma
 import random
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from rootcause.intake import SNIFF_BYTES, not_a_log, undecodable_share
+from rootcause.intake import SNIFF_BYTES, control_share, not_a_log, undecodable_share
 
 LOG = b"epoch 1 step 3 loss 0.1\nRuntimeError: CUDA out of memory.\n" * 20
 RUSSIAN_CP1251 = "Ошибка: недостаточно памяти на устройстве\n".encode("cp1251") * 40
@@ -88,3 +91,9 @@ def test_the_share_counts_bytes_not_characters():
     assert undecodable_share(b"ab\xff\xfe") == 0.5
     assert undecodable_share("ü".encode() * 4) == 0.0
     assert undecodable_share(b"") == 0.0
+
+
+@given(st.binary(max_size=600))
+def test_the_control_share_counts_the_controls_no_terminal_output_carries(data: bytes) -> None:
+    controls = re.findall(rb"[\x01-\x07\x0b\x0e-\x1a\x1c-\x1f\x7f]", data)
+    assert control_share(data) == (len(controls) / len(data) if data else 0.0)
