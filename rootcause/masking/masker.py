@@ -26,7 +26,7 @@ import importlib.util
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from operator import attrgetter
+from operator import attrgetter, lt
 from typing import TYPE_CHECKING, cast
 
 from rootcause.masking.chunks import iter_line_chunks
@@ -53,6 +53,7 @@ from rootcause.masking.scanner import (
     Candidate,
     Confirmed,
     Database,
+    Remembered,
     confirmed,
     find_candidates,
     find_learned,
@@ -62,6 +63,7 @@ from rootcause.masking.scanner import (
     learning_database,
     log_findings,
     main_database,
+    remembering,
     resolve,
     scanned,
 )
@@ -80,7 +82,7 @@ _GENERIC_USERS = frozenset(
 
 # Replacements remembered per value (a cache: numbering lives in _numbers).
 _MAX_TOKENS = 1 << 16
-_ENTITY = attrgetter("entity")
+_START, _END, _ENTITY = attrgetter("start"), attrgetter("end"), attrgetter("entity")
 # Dense regions the learning pass found, kept for the masking pass (dense chunks only).
 _MAX_DENSE = 1 << 12
 # The learning pass's verdicts (scanner.Confirmed, ~40 bytes an anchor), kept for the masking
@@ -199,6 +201,8 @@ class Masker:
         # (hash, length) of a chunk the learning pass saw -> its learning patterns' verdicts
         self._confirmed: dict[tuple[int, int], Confirmed] = {}
         self._counts: Counter[str] = Counter()
+        # the anchors' verdicts, by what they depend on (scanner._remembered): for this log
+        self._remembered = Remembered()
         self._in_private_key = 0  # bytes an open key block may still run for
         self._learned: dict[bytes, str] = {}
         self._learned_db: Database | None = None
@@ -247,7 +251,8 @@ class Masker:
                     self._dense[(hash(chunk), len(chunk))] = regions
                 _, buf, _ = _thinned(chunk, buf, regions)
                 hits = None  # scanned again, thinned, with the learning patterns' ids
-            found, verdicts = find_learning_candidates(buf, hits)
+            with remembering(self._remembered):
+                found, verdicts = find_learning_candidates(buf, hits)
             if len(self._confirmed) < _MAX_CONFIRMED:  # for the masking pass of the same chunk
                 self._confirmed[(hash(chunk), len(chunk))] = verdicts
             self._learn(buf, found)
@@ -257,7 +262,8 @@ class Masker:
         read without the density guard, which could thin them and learn less than ``learn``
         over the whole log does."""
         if buf:
-            self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+            with remembering(self._remembered):
+                self._learn(buf, find_candidates(buf, LEARNING_SPECS))
 
     def mask_apart(self, text: str) -> str:
         """``text`` masked on its own (a printed line): no private-key block carried in from
@@ -271,6 +277,10 @@ class Masker:
         """Mask one line-aligned chunk (a token split across two calls cannot be recognised)."""
         if not chunk:
             return chunk
+        with remembering(self._remembered):
+            return self._mask(chunk)
+
+    def _mask(self, chunk: str) -> str:
         # surrogatepass: a str built from arbitrary input must round-trip, not raise.
         buf = chunk.encode("utf-8", "surrogatepass")
         # the learning pass's verdicts on this chunk: used if the bytes masked are those it read
@@ -438,18 +448,34 @@ class Masker:
     def _render(
         self, buf: bytes, spans: list[Candidate], keys: list[tuple[int, int]], continued: bool
     ) -> bytes:
-        edits: list[tuple[int, int, bytes]] = []
-        append = edits.append
+        # A span's replacement by its (type, bytes), the first of each made in the spans' order
+        # (pseudonyms are numbered in first-seen order); the rest read in C, span by span.
+        starts = list(map(_START, spans))
+        ends = list(map(_END, spans))
+        values = map(buf.__getitem__, map(slice, starts, ends))
+        found = list(zip(map(_ENTITY, spans), values, strict=True))
         replacements = self._replacements
-        for c in spans:
-            key = (c.entity, buf[c.start : c.end])
-            replacement = replacements.get(key)
-            if replacement is None:
-                if len(replacements) >= _MAX_TOKENS:
-                    replacements.clear()
-                replacement = replacements[key] = self.token(*key).encode()
-            append((c.start, c.end, replacement))
+        known = list(map(replacements.get, found))
+        made = cast("list[bytes]", known)  # once every None is replaced below
+        if None in known:
+            for i, replacement in enumerate(known):
+                if replacement is None:
+                    key = found[i]
+                    replacement = replacements.get(key)
+                    if replacement is None:
+                        if len(replacements) >= _MAX_TOKENS:
+                            replacements.clear()
+                        replacement = replacements[key] = self.token(*key).encode()
+                    made[i] = replacement
         self._counts.update(map(_ENTITY, spans))  # counted in C
+        if not keys and all(map(lt, starts, ends)):
+            # spans are resolved: in order, apart (none empty, which the sort below would order
+            # by its replacement); the text between them, then each replacement
+            parts: list[bytes] = [b""] * (2 * len(spans) + 1)
+            parts[0::2] = map(buf.__getitem__, map(slice, [0, *ends], [*starts, len(buf)]))
+            parts[1::2] = made
+            return b"".join(parts)
+        edits = list(zip(starts, ends, made, strict=True))
         for start, end in keys:
             # Keep the line count: evidence is cited by line number downstream.
             body = buf[start:end]
