@@ -378,6 +378,7 @@ def _find_candidates(
     remembered = _REMEMBERED.get()
     seen: Verdicts = {} if remembered is None else remembered.windows
     one = _remembered(buf, specs)
+    runs = _runs_of(buf)
     judged = _CONFIRMED.get() if specs is SPECS else None
     if judged is not None and judged.of(buf):
         table = judged.table()
@@ -390,7 +391,7 @@ def _find_candidates(
                         append(c)
                     continue
             if pid in no_som:
-                found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+                found.extend(_confirm_by_window(buf, specs[pid], end, seen, runs()))
             else:
                 c = one(pid, start, end)
                 if c is not None:
@@ -400,7 +401,7 @@ def _find_candidates(
         record = verdicts.append
         for (pid, start), end in longest.items():
             if pid in no_som:
-                window = _confirm_by_window(buf, specs[pid], end, seen)
+                window = _confirm_by_window(buf, specs[pid], end, seen, runs())
                 c = window[0] if window else None
             else:
                 c = one(pid, start, end)
@@ -410,12 +411,25 @@ def _find_candidates(
         return found
     for (pid, start), end in longest.items():
         if pid in no_som:
-            found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+            found.extend(_confirm_by_window(buf, specs[pid], end, seen, runs()))
         else:
             c = one(pid, start, end)
             if c is not None:
                 append(c)
     return found
+
+
+def _runs_of(buf: bytes) -> Callable[[], bytes]:
+    """``buf`` translated by ``_RUN``, made on first use (where values found by their end may
+    start: one translation of the buffer, not one of 256 bytes an anchor)."""
+    made: list[bytes] = []
+
+    def runs() -> bytes:
+        if not made:
+            made.append(buf.translate(_RUN))
+        return made[0]
+
+    return runs
 
 
 # Past the end of what a confirmation reads (the rest of its line, or its window when no line
@@ -531,8 +545,9 @@ _RUN = bytes(
 )
 
 
-def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
-    """Where the value an anchor found without a start of match ends at may start and end."""
+def _no_som_span(buf: bytes, end: int, runs: bytes | None = None) -> tuple[int, int]:
+    """Where the value an anchor found without a start of match ends at may start and end.
+    ``runs``: ``buf`` translated by ``_RUN``, when made already."""
     # The anchor consumed one terminator byte unless it ended at the end of a line.
     if end and not _is_alnum(buf[end - 1]):
         end -= 1
@@ -540,7 +555,11 @@ def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
     # searched back over the window cost half a millisecond a candidate), less what the
     # pattern cannot start with (a '.' or '-', a label left empty by "..").
     lo = max(0, end - _NO_SOM_BACK)
-    start = lo + buf[lo:end].translate(_RUN).rfind(b" ") + 1
+    if runs is None:
+        start = lo + buf[lo:end].translate(_RUN).rfind(b" ") + 1
+    else:
+        gap = runs.rfind(b" ", lo, end)
+        start = lo if gap == -1 else gap + 1
     empty = buf.rfind(b"..", start, end)
     if empty != -1:
         start = empty + 2
@@ -557,8 +576,10 @@ _WINDOW_AFTER = 14
 Verdicts = dict[tuple[str, bool, bytes, int], tuple[int, int, str] | None]
 
 
-def _confirm_by_window(buf: bytes, spec: Spec, end: int, seen: Verdicts) -> list[Candidate]:
-    start, stop = _no_som_span(buf, end)
+def _confirm_by_window(
+    buf: bytes, spec: Spec, end: int, seen: Verdicts, runs: bytes | None = None
+) -> list[Candidate]:
+    start, stop = _no_som_span(buf, end, runs)
     key = (
         spec.name,
         start == 0,

@@ -369,18 +369,20 @@ def validate_email(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str 
 
 
 # user_at_host_user and _host read the same anchors (one pattern) with the same rules, one
-# after the other: the last match judged ([buffer, start, end, whether it is a login]), kept
-# until the next or until forget_verdicts (the buffer held, so no other can take its id).
-_LAST_LOGIN: list[object] = [None, -1, -1, False]
+# after the other: the last match judged (buffer, start, end, whether it is a login), kept
+# until the next or until forget_verdicts (the buffer held, so no other can take its id). One
+# tuple, replaced whole: a thread reads one judgement or another, never half of each.
+_NO_LOGIN: tuple[bytes | None, int, int, bool] = (None, -1, -1, False)
+_LAST_LOGIN = [_NO_LOGIN]
 
 
 def validate_user_at_host(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    last = _LAST_LOGIN
+    last = _LAST_LOGIN[0]
     if last[0] is buf and last[1] == m.start() and last[2] == m.end():
         login = last[3]
     else:
         login = _is_login(buf, m)
-        last[:] = [buf, m.start(), m.end(), login]
+        _LAST_LOGIN[0] = (buf, m.start(), m.end(), login)
     if not login:
         return None
     return "HOSTNAME" if "h" not in m.re.groupindex else "USERNAME"
@@ -488,7 +490,7 @@ _MAX_VERDICTS = 4096
 def forget_verdicts() -> None:
     _ASSIGNMENT_VERDICTS.clear()
     _KEY_KINDS.clear()  # a key name is the run of name bytes around the word: it may hold more
-    _LAST_LOGIN[:] = [None, -1, -1, False]
+    _LAST_LOGIN[0] = _NO_LOGIN
 
 
 def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:

@@ -279,7 +279,7 @@ def test_a_verdict_per_window_is_the_verdict_per_anchor(monkeypatch: pytest.Monk
               b"host=", b"node1.lan", b".tar.gz", b"Gpu-Node-17.ACME.io"]  # fmt: skip
     randoms = [b"".join(rng.choice(pieces) for _ in range(400)) for _ in range(300)]
 
-    def per_anchor(buf: bytes, spec: Any, end: int, seen: Any) -> Any:
+    def per_anchor(buf: bytes, spec: Any, end: int, seen: Any, runs: Any = None) -> Any:
         return scanner_module.confirm_candidate(buf, spec, end, end)
 
     for data in [*_inputs(), *randoms]:
