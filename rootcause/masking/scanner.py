@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache, partial
-from itertools import compress
-from operator import attrgetter, itemgetter
+from itertools import compress, islice
+from operator import attrgetter, itemgetter, le
 from typing import NamedTuple, TypeVar
 
 import hyperscan
@@ -175,7 +175,7 @@ _MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getit
 # Built in C, with no Python frame a candidate (a dense log has hundreds of thousands):
 # a Candidate from its four fields as one tuple, and the fields of many at once.
 _candidate = partial(tuple.__new__, Candidate)
-_FIRST, _PID_START = itemgetter(0), itemgetter(0, 1)
+_FIRST, _PID_START, _HIT_END = itemgetter(0), itemgetter(0, 1), itemgetter(2)
 _START, _END, _ENTITY, _PRIORITY = (
     attrgetter("start"),
     attrgetter("end"),
@@ -365,13 +365,20 @@ def _find_candidates(
     if hits is None:
         hits = (main_database() if specs is SPECS else learning_database()).scan(buf)
     # Hyperscan reports every end for a start; the longest one is the occurrence.
-    longest: dict[tuple[int, int], int] = {}
     no_som = _no_som(specs)
-    for pid, start, end in hits:
-        # without a start of match, each end is an occurrence of its own
-        key = (pid, end if pid in no_som else start)
-        if longest.get(key, -1) < end:
-            longest[key] = end
+    ends = list(map(_HIT_END, hits))
+    longest: dict[tuple[int, int], int]
+    if not no_som and all(map(le, ends, islice(ends, 1, None))):
+        # hits in the order of their ends: an anchor's last is its longest (built in C; a
+        # key keeps the place of its first hit, as below)
+        longest = dict(zip(map(_PID_START, hits), ends, strict=True))
+    else:
+        longest = {}
+        for pid, start, end in hits:
+            # without a start of match, each end is an occurrence of its own
+            key = (pid, end if pid in no_som else start)
+            if longest.get(key, -1) < end:
+                longest[key] = end
     found: list[Candidate] = []
     append = found.append
     # the verdicts on the windows of values found by their end: the log's when remembered
