@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -348,3 +349,18 @@ def test_verdicts_remembered_for_the_log_are_each_anchor_s_own(
 def _masked_in(data: bytes, analyzer: str | None, chunk_size: int = 2048) -> str:
     masker = Masker(secret=SECRET, analyzer=analyzer)
     return "".join(mask_log(lambda: [data], masker, chunk_size=chunk_size))
+
+
+def test_the_command_line_s_bytes_are_the_masked_text_encoded() -> None:
+    """mask_log_utf8 (what `rootcause mask` writes) gives mask_log's text UTF-8 encoded, on
+    the test logs and on bytes that are not valid UTF-8, NULs, CRLF and non-Latin-1 text."""
+    odd = (
+        b"user=jdoe \xff\xfe host=gpu-node-17\r\n\x00password=s3cr3tPassw0rd!\n"
+        b"caf\xc3\xa9 \xe2\x80\xa6 10.0.0.1 \xed\xa0\x80 jdoe@gpu-node-17:~$ ls\n" * 300
+    )
+    for data in [*_inputs(), odd]:
+        for analyzer in (None, "auto", masker_module.WHEN_NEEDED):
+            text = "".join(mask_log(partial(list, [data]), Masker(SECRET, analyzer=analyzer), 4096))
+            masker = Masker(SECRET, analyzer=analyzer)
+            raw = b"".join(masker_module.mask_log_utf8(partial(list, [data]), masker, 4096))
+            assert raw == text.encode("utf-8", "surrogatepass")
