@@ -442,8 +442,11 @@ def _runs_of(buf: bytes) -> Callable[[], bytes]:
 # Past the end of what a confirmation reads (the rest of its line, or its window when no line
 # break is in it), what a validator may still read after its value (a file extension).
 _READ_AFTER = 16
-# Verdicts remembered for one log (_remembered), at most; then forgotten all at once.
+# Verdicts remembered for one log (_remembered), at most; then forgotten all at once. Only
+# those of an anchor whose reach is at most _REMEMBERED_REACH bytes (a line of a log, not a
+# 4 KiB window of one without line breaks): with their keys, at most about 40 MB.
 _MAX_REMEMBERED = 1 << 16
+_REMEMBERED_REACH = 512
 
 
 class Remembered:
@@ -489,8 +492,8 @@ def _remembered(buf: bytes, specs: tuple[Spec, ...]) -> Callable[[int, int, int]
     lines again and again (every rank its environment, a retry loop its command; issue 33's
     dense cluster log has 25,536 distinct lines in 262,212): a line seen before is judged by a
     dict look-up. Remembered for the log when a Masker gives its own (``remembering``), else
-    for this buffer. An anchor within its context of the buffer's start, or whose bytes run
-    to its end, is judged afresh."""
+    for this buffer. An anchor within its context of the buffer's start, whose bytes run to
+    its end, or whose reach is longer than ``_REMEMBERED_REACH``, is judged afresh."""
     plans = [s.plan for s in specs]
     contexts = [s.context for s in specs]
     crossing = [s.context_crosses_lines for s in specs]
@@ -508,7 +511,7 @@ def _remembered(buf: bytes, specs: tuple[Spec, ...]) -> Callable[[int, int, int]
             limit = end
         line_end = find(b"\n", end, limit)
         hi = limit + _READ_AFTER if line_end == -1 else line_end + 1
-        if lo < 0 or hi >= size:
+        if lo < 0 or hi >= size or hi - lo > _REMEMBERED_REACH:
             return confirm_one(buf, plans[pid], start, end)
         if not crossing[pid]:
             line = rfind(b"\n", lo, start)
