@@ -213,7 +213,7 @@ def _re_masker_class() -> type[Masker]:
             buf = chunk.encode("utf-8", "surrogatepass")
             self._learn(buf, _re_candidates(buf, LEARNING_SPECS))
 
-        def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
+        def _find(self, chunk: str | None, buf: bytes) -> list[Candidate]:
             return _re_candidates(buf, SPECS)
 
     return _ReMasker

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO, TypeVar
+
+_Chunk = TypeVar("_Chunk", str, bytes)
 
 # When a single line is longer than a chunk, cut it at the last blank in this tail so a token
 # is not split between two chunks (a split token would be seen by no pattern).
@@ -46,6 +48,18 @@ def _pieces(source: BinaryIO | Iterable[bytes], size: int) -> Iterator[bytes]:
             yield piece[i : i + size]
 
 
+def _encoded(raw: bytes | bytearray) -> bytes:
+    """``_decode(raw).encode("utf-8", "surrogatepass")``, without the text when the bytes are
+    valid UTF-8 already (they are then what the text encodes to)."""
+    clean = bytes(raw).replace(b"\x00", b"").replace(b"\r\n", b"\n")
+    if not clean.isascii():
+        try:
+            clean.decode("utf-8")
+        except UnicodeDecodeError:
+            return clean.decode("utf-8", "replace").encode("utf-8", "surrogatepass")
+    return clean
+
+
 def iter_line_chunks(
     source: BinaryIO | Iterable[bytes], chunk_size: int = 1 << 20
 ) -> Iterator[str]:
@@ -55,6 +69,22 @@ def iter_line_chunks(
     (tqdm redraws) is kept. A line longer than ``chunk_size`` is cut, at a blank if it has one,
     so memory stays bounded by about two chunks whatever the input.
     """
+    return _line_chunks(source, chunk_size, _decode)
+
+
+def iter_line_chunks_utf8(
+    source: BinaryIO | Iterable[bytes], chunk_size: int = 1 << 20
+) -> Iterator[bytes]:
+    """``iter_line_chunks``'s chunks UTF-8 encoded (``chunk.encode("utf-8", "surrogatepass")``,
+    what ``Masker.learn_bytes`` and ``mask_bytes`` take)."""
+    return _line_chunks(source, chunk_size, _encoded)
+
+
+def _line_chunks(
+    source: BinaryIO | Iterable[bytes],
+    chunk_size: int,
+    finish: Callable[[bytes | bytearray], _Chunk],
+) -> Iterator[_Chunk]:
     if chunk_size < 16:
         raise ValueError("chunk_size must be at least 16 bytes")
     buf = bytearray()
@@ -62,9 +92,9 @@ def iter_line_chunks(
         buf += piece
         while len(buf) > chunk_size:
             cut = _cut(buf, chunk_size, more=True)
-            yield _decode(buf[:cut])
+            yield finish(buf[:cut])
             del buf[:cut]
     while buf:
         cut = _cut(buf, chunk_size, more=False) if len(buf) > chunk_size else len(buf)
-        yield _decode(buf[:cut])
+        yield finish(buf[:cut])
         del buf[:cut]

@@ -13,6 +13,7 @@ import re
 from rootcause.masking.spec import Spec
 from rootcause.masking.starts import slurm_hostlist_start
 from rootcause.masking.validators import (
+    count_digits,
     is_placeholder,
     phone_bounds_ok,
     validate_host_value,
@@ -81,7 +82,7 @@ def validate_phone_national(buf: bytes, start: int, end: int, m: re.Match[bytes]
     before = buf[max(0, start - 2) : start]
     if before.endswith((b": ", b"= ")) and buf[start - 3 : start - 2].isdigit():
         return None  # a column of figures, not a number to call
-    digits = sum(1 for c in buf[start:end] if 48 <= c <= 57)
+    digits = count_digits(buf[start:end])
     return "PHONE_NUMBER" if 10 <= digits <= 11 else None
 
 
@@ -275,6 +276,7 @@ CLUSTER_SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>0[1-9](?:(?:[ .]\d\d){4}|\d{1,3} \d{3,4} \d{3,4}|\d{3} \d{6}))"),
         11,
         validate_phone_national,
+        context=3,
     ),
     Spec(
         # W&B and Hugging Face entities a person pushes to: WANDB_ENTITY=, --wandb_entity,

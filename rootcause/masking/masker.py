@@ -26,10 +26,10 @@ import importlib.util
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from operator import attrgetter
+from operator import attrgetter, lt
 from typing import TYPE_CHECKING, cast
 
-from rootcause.masking.chunks import iter_line_chunks
+from rootcause.masking.chunks import iter_line_chunks, iter_line_chunks_utf8
 
 if TYPE_CHECKING:
     # Presidio is the server's extra (the light client lacks it), read for its names only.
@@ -53,6 +53,7 @@ from rootcause.masking.scanner import (
     Candidate,
     Confirmed,
     Database,
+    Remembered,
     confirmed,
     find_candidates,
     find_learned,
@@ -62,6 +63,7 @@ from rootcause.masking.scanner import (
     learning_database,
     log_findings,
     main_database,
+    remembering,
     resolve,
     scanned,
 )
@@ -80,7 +82,7 @@ _GENERIC_USERS = frozenset(
 
 # Replacements remembered per value (a cache: numbering lives in _numbers).
 _MAX_TOKENS = 1 << 16
-_ENTITY = attrgetter("entity")
+_START, _END, _ENTITY = attrgetter("start"), attrgetter("end"), attrgetter("entity")
 # Dense regions the learning pass found, kept for the masking pass (dense chunks only).
 _MAX_DENSE = 1 << 12
 # The learning pass's verdicts (scanner.Confirmed, ~40 bytes an anchor), kept for the masking
@@ -199,6 +201,8 @@ class Masker:
         # (hash, length) of a chunk the learning pass saw -> its learning patterns' verdicts
         self._confirmed: dict[tuple[int, int], Confirmed] = {}
         self._counts: Counter[str] = Counter()
+        # the anchors' verdicts, by what they depend on (scanner._remembered): for this log
+        self._remembered = Remembered()
         self._in_private_key = 0  # bytes an open key block may still run for
         self._learned: dict[bytes, str] = {}
         self._learned_db: Database | None = None
@@ -235,8 +239,12 @@ class Masker:
 
     def learn(self, chunk: str) -> None:
         """The learning pass: remember the user and host names in ``chunk``, replace nothing."""
-        if chunk:
-            buf = chunk.encode("utf-8", "surrogatepass")
+        self.learn_bytes(chunk.encode("utf-8", "surrogatepass"))
+
+    def learn_bytes(self, buf: bytes) -> None:
+        """``learn`` of a chunk's UTF-8 encoding (``chunk.encode("utf-8", "surrogatepass")``)."""
+        if buf:
+            key = (hash(buf), len(buf))
             # The learning scan counts against the guard's budget (density.py): an ordinary
             # chunk costs no scan more; a dense one is first thinned as the masking pass will.
             hits: Hits | None
@@ -244,12 +252,13 @@ class Masker:
             if not complete:
                 regions, _ = dense_regions(buf)
                 if len(self._dense) < _MAX_DENSE:  # for the masking pass of the same chunk
-                    self._dense[(hash(chunk), len(chunk))] = regions
-                _, buf, _ = _thinned(chunk, buf, regions)
+                    self._dense[key] = regions
+                buf, _ = _thinned(buf, regions)
                 hits = None  # scanned again, thinned, with the learning patterns' ids
-            found, verdicts = find_learning_candidates(buf, hits)
+            with remembering(self._remembered):
+                found, verdicts = find_learning_candidates(buf, hits)
             if len(self._confirmed) < _MAX_CONFIRMED:  # for the masking pass of the same chunk
-                self._confirmed[(hash(chunk), len(chunk))] = verdicts
+                self._confirmed[key] = verdicts
             self._learn(buf, found)
 
     def learn_lines(self, buf: bytes) -> None:
@@ -257,7 +266,8 @@ class Masker:
         read without the density guard, which could thin them and learn less than ``learn``
         over the whole log does."""
         if buf:
-            self._learn(buf, find_candidates(buf, LEARNING_SPECS))
+            with remembering(self._remembered):
+                self._learn(buf, find_candidates(buf, LEARNING_SPECS))
 
     def mask_apart(self, text: str) -> str:
         """``text`` masked on its own (a printed line): no private-key block carried in from
@@ -273,8 +283,23 @@ class Masker:
             return chunk
         # surrogatepass: a str built from arbitrary input must round-trip, not raise.
         buf = chunk.encode("utf-8", "surrogatepass")
+        with remembering(self._remembered):
+            return self._mask(buf, chunk).decode("utf-8", "surrogatepass")
+
+    def mask_bytes(self, buf: bytes) -> bytes:
+        """``mask`` of a chunk's UTF-8 encoding (``chunk.encode("utf-8", "surrogatepass")``),
+        encoded the same way: the command line's path, which never needs the text itself
+        unless Presidio reads it."""
+        if not buf:
+            return buf
+        with remembering(self._remembered):
+            return self._mask(buf, None)
+
+    def _mask(self, buf: bytes, chunk: str | None) -> bytes:
+        """``chunk``: the text of ``buf`` when the caller has it (else decoded when needed)."""
         # the learning pass's verdicts on this chunk: used if the bytes masked are those it read
-        known = self._confirmed.pop((hash(chunk), len(chunk)), None)
+        key = (hash(buf), len(buf))
+        known = self._confirmed.pop(key, None)
         # The guard (density.py): the patterns' own scan, stopped at the budget; only a chunk
         # over it gets the guard's scan, and its dense lines masked whole.
         hits: Hits | None = None
@@ -288,13 +313,14 @@ class Masker:
         # the main database's every hit in buf, for the analyzer's HyperscanRecognizer
         self._scanned = hits if complete else None
         if not complete:
-            regions = self._dense.pop((hash(chunk), len(chunk)), None)
+            regions = self._dense.pop(key, None)
             if regions is None:
                 regions, hits = dense_regions(buf)
             else:
                 hits = None
             if regions:
-                chunk, buf, dense = _thinned(chunk, buf, regions)
+                buf, dense = _thinned(buf, regions)
+                chunk = None
                 self._counts[DENSE_ENTITY] += dense
             hits = None if hits is None else [h for h in hits if h[0] < len(SPECS)]
         self._hits = hits
@@ -312,7 +338,8 @@ class Masker:
             else:
                 regions, _ = dense_regions(buf, scan)
                 if regions:
-                    chunk, buf, dense = _thinned(chunk, buf, regions)
+                    buf, dense = _thinned(buf, regions)
+                    chunk = None
                     self._counts[DENSE_ENTITY] += dense
                     # the text changed: scanned again
                     self._hits = self._scanned = self._found = None
@@ -329,16 +356,16 @@ class Masker:
                 self._analyzer = default_analyzer()
                 spans = self._spans(chunk, buf, keys)
         self._mentions = None
-        out = self._render(buf, spans, keys, continued)
-        return out.decode("utf-8", "surrogatepass")
+        return self._render(buf, spans, keys, continued)
 
-    def _spans(self, chunk: str, buf: bytes, keys: list[tuple[int, int]]) -> list[Candidate]:
+    def _spans(self, chunk: str | None, buf: bytes, keys: list[tuple[int, int]]) -> list[Candidate]:
         """What is replaced in a chunk: every recognizer's and the learned names' findings,
-        resolved."""
+        resolved. ``chunk``: ``buf``'s text, if the caller has it."""
         analyzer = self._analyzer
         if analyzer is not None and getattr(analyzer, "focusable", _no)():
             # the production analyzer (recognizer.LogAnalyzerEngine): see focus.py
-            return focused_spans(self, cast("FocusedAnalyzer", analyzer), chunk, buf, keys)
+            text = buf.decode("utf-8", "surrogatepass") if chunk is None else chunk
+            return focused_spans(self, cast("FocusedAnalyzer", analyzer), text, buf, keys)
         candidates = self._find(chunk, buf)
         # Found from the learning pass's verdicts (verdicts.py): its names are in candidates
         # only as the learning pass found them on these bytes, and learned from there (or
@@ -388,7 +415,7 @@ class Masker:
             self._learned_db = learned_database(tuple(self._learned))
             self._learned_dirty = False
 
-    def _find(self, chunk: str, buf: bytes) -> list[Candidate]:
+    def _find(self, chunk: str | None, buf: bytes) -> list[Candidate]:
         if self._when_needed and self._analyzer is None:
             # What the analyzer returns when only HyperscanRecognizer finds anything
             # (recognizer.py): its resolved candidates and the private-key bodies.
@@ -401,6 +428,8 @@ class Masker:
                 found.extend(self._rules.find(buf))
             return found
         # HyperscanRecognizer encodes the chunk as buf is: it takes the guard scan's hits
+        if chunk is None:
+            chunk = buf.decode("utf-8", "surrogatepass")
         with scanned(buf, self._scanned):
             results = self._analyzer.analyze(
                 text=chunk, language="en", ad_hoc_recognizers=self._ad_hoc or None
@@ -438,18 +467,34 @@ class Masker:
     def _render(
         self, buf: bytes, spans: list[Candidate], keys: list[tuple[int, int]], continued: bool
     ) -> bytes:
-        edits: list[tuple[int, int, bytes]] = []
-        append = edits.append
+        # A span's replacement by its (type, bytes), the first of each made in the spans' order
+        # (pseudonyms are numbered in first-seen order); the rest read in C, span by span.
+        starts = list(map(_START, spans))
+        ends = list(map(_END, spans))
+        values = map(buf.__getitem__, map(slice, starts, ends))
+        found = list(zip(map(_ENTITY, spans), values, strict=True))
         replacements = self._replacements
-        for c in spans:
-            key = (c.entity, buf[c.start : c.end])
-            replacement = replacements.get(key)
-            if replacement is None:
-                if len(replacements) >= _MAX_TOKENS:
-                    replacements.clear()
-                replacement = replacements[key] = self.token(*key).encode()
-            append((c.start, c.end, replacement))
+        known = list(map(replacements.get, found))
+        made = cast("list[bytes]", known)  # once every None is replaced below
+        if None in known:
+            for i, replacement in enumerate(known):
+                if replacement is None:
+                    key = found[i]
+                    replacement = replacements.get(key)
+                    if replacement is None:
+                        if len(replacements) >= _MAX_TOKENS:
+                            replacements.clear()
+                        replacement = replacements[key] = self.token(*key).encode()
+                    made[i] = replacement
         self._counts.update(map(_ENTITY, spans))  # counted in C
+        if not keys and all(map(lt, starts, ends)):
+            # spans are resolved: in order, apart (none empty, which the sort below would order
+            # by its replacement); the text between them, then each replacement
+            parts: list[bytes] = [b""] * (2 * len(spans) + 1)
+            parts[0::2] = map(buf.__getitem__, map(slice, [0, *ends], [*starts, len(buf)]))
+            parts[1::2] = made
+            return b"".join(parts)
+        edits = list(zip(starts, ends, made, strict=True))
         for start, end in keys:
             # Keep the line count: evidence is cited by line number downstream.
             body = buf[start:end]
@@ -473,10 +518,11 @@ def _no() -> bool:
     return False
 
 
-def _thinned(chunk: str, buf: bytes, regions: list[tuple[int, int]]) -> tuple[str, bytes, int]:
-    """The chunk with its dense regions masked whole (density.py), and how many lines were."""
+def _thinned(buf: bytes, regions: list[tuple[int, int]]) -> tuple[bytes, int]:
+    """The chunk with its dense regions masked whole (density.py), and how many lines were
+    (regions start and end at line breaks: never inside a UTF-8 sequence)."""
     if not regions:
-        return chunk, buf, 0
+        return buf, 0
     parts = []
     pos = lines = 0
     for start, end in regions:
@@ -485,9 +531,7 @@ def _thinned(chunk: str, buf: bytes, regions: list[tuple[int, int]]) -> tuple[st
         lines += lines_in(body)
         pos = end
     parts.append(buf[pos:])
-    thin = b"".join(parts)
-    # regions start and end at line breaks: never inside a UTF-8 sequence
-    return thin.decode("utf-8", "surrogatepass"), thin, lines
+    return b"".join(parts), lines
 
 
 def _covered(windows: list[tuple[int, int]], spans: list[Candidate]) -> bool:
@@ -510,3 +554,15 @@ def mask_log(
         masker.learn(chunk)
     for chunk in iter_line_chunks(read(), chunk_size):
         yield masker.mask(chunk)
+
+
+def mask_log_utf8(
+    read: Callable[[], Iterable[bytes]], masker: Masker, chunk_size: int = 1 << 20
+) -> Iterator[bytes]:
+    """``mask_log``'s chunks UTF-8 encoded, never made into text where the log is valid UTF-8
+    (the command line writes them as they are: on issue 33's dense log, whose chunks hold a few
+    characters outside Latin-1, decoding and encoding each chunk twice cost a seventh of it)."""
+    for buf in iter_line_chunks_utf8(read(), chunk_size):
+        masker.learn_bytes(buf)
+    for buf in iter_line_chunks_utf8(read(), chunk_size):
+        yield masker.mask_bytes(buf)

@@ -92,6 +92,18 @@ _DATE = rb"(?:19|20)\d\d-[01]\d-[0-3]\d"
 # \s*: a line ending in "password=" or "host :" must not make the next line's first word its
 # value.
 
+# key = value: the value's byte class is %s (a connection string's ';' opening its next
+# "Name=" ends the value: AccountKey=…==;EndpointSuffix=…; see Spec.plain).
+_ASSIGNMENT = (
+    rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|key(?:[_\-]?id)?|auth|sig|signature|"
+    rb"credentials?|creds)[\"']?[ \t]*[:=][ \t]*"
+    # A quoted value runs to its closing quote (a password may hold ',', ';', '}' or the other
+    # quote); an unquoted one to the first delimiter. (The quote chosen by a group the rest
+    # tests: a class matched in C, not a look-ahead a byte.)
+    rb"(?:(?:(?P<dq>\")|')(?P<w>(?(dq)[^\"\n]{1,512}|[^'\n]{1,512}))(?(dq)\"|')|"
+    # unquoted: to the next blank, less a trailing delimiter (password=a;b!c, x)
+    rb"[\"']?(?P<v>%s{0,511}[^\s\"'&,;)}\]]))"
+)
 # +49 30 90182063, +1 (415) 555-0199, +33 1 42 68 53 00: a country code, then groups.
 # +44 (0)20 7946 0393: the trunk prefix in parentheses, the area code glued to it.
 _PHONE_INTL = rb"\+[1-9]\d{0,2}(?:[ .\-]?\(\d{1,4}\)\d{0,4}|[ .\-]\d{1,5})(?:[ .\-]\d{1,8}){1,4}"
@@ -129,6 +141,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"wandb[^\n]{0,80}?\b(?P<v>[0-9a-f]{40})\b", _I),
         1,
         validate_wandb_hex,
+        context=12,
         caseless=True,
     ),
     Spec(
@@ -238,21 +251,12 @@ SPECS: tuple[Spec, ...] = (
         rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|key(?:[_\-]?id)?|auth|sig|signature|"
         rb"credentials?|creds)"
         rb"[\"']?[ \t]*[:=][ \t]*(?:[\"'][^\"'\n<]|[^\s\"'<])",
-        _c(
-            rb"(?:passw(?:or)?d|passphrase|pwd|secret|token|key(?:[_\-]?id)?|auth|sig|signature|"
-            rb"credentials?|creds)[\"']?[ \t]*[:=][ \t]*"
-            # A quoted value runs to its closing quote (a password may hold ',', ';', '}' or
-            # the other quote); an unquoted one to the first delimiter.
-            rb"(?:(?P<q>[\"'])(?P<w>(?:(?!(?P=q))[^\n]){1,512})(?P=q)|"
-            # unquoted: to the next blank, less a trailing delimiter (password=a;b!c, x)
-            # (a connection string's next "Name=" ends it: AccountKey=…==;EndpointSuffix=…)
-            rb"[\"']?(?P<v>(?:[^\s\"'&;]|;(?![A-Za-z][A-Za-z0-9]{0,39}=)){0,511}"
-            rb"[^\s\"'&,;)}\]]))",
-            _I,
-        ),
+        _c(_ASSIGNMENT % rb"(?:[^\s\"'&;]|;(?![A-Za-z][A-Za-z0-9]{0,39}=))", _I),
         5,
         validate_assignment,
+        context=64,
         caseless=True,
+        plain=_c(_ASSIGNMENT % rb"[^\s\"'&]", _I),
     ),
     Spec(
         "cli_secret_flag",
@@ -266,6 +270,7 @@ SPECS: tuple[Spec, ...] = (
         ),
         5,
         validate_assignment,
+        context=64,
         caseless=True,
     ),
     Spec(
@@ -277,6 +282,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>" + _USER_AT + rb")@(?P<h>" + _AT_HOST + rb")"),
         7,
         validate_user_at_host,
+        context=161,
         start=user_at_host_start,
     ),
     Spec(
@@ -286,6 +292,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<u>" + _USER_AT + rb")@(?P<v>" + _AT_HOST + rb")"),
         8,
         validate_user_at_host,
+        context=161,
         start=user_at_host_start,
     ),
     Spec(
@@ -308,6 +315,7 @@ SPECS: tuple[Spec, ...] = (
         ),
         6,
         validate_email,
+        context=161,
         multiline=True,
         start=email_start,
     ),
@@ -437,6 +445,8 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>(?:\d{1,3}\.){3}\d{1,3})"),
         9,
         validate_ipv4,
+        context=24,
+        context_crosses_lines=True,
     ),
     Spec(
         "ipv6",
@@ -445,6 +455,8 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>" + _IPV6 + rb")(?![0-9a-f:])", _I),
         9,
         validate_ipv6,
+        context=17,
+        context_crosses_lines=True,
         caseless=True,
     ),
     Spec(
@@ -455,6 +467,8 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"[a-z][a-z0-9]{0,15}:(?P<v>" + _IPV6 + rb")(?![0-9a-f:])", _I),
         9,
         validate_ipv6,
+        context=17,
+        context_crosses_lines=True,
         caseless=True,
     ),
     Spec(
@@ -505,6 +519,7 @@ SPECS: tuple[Spec, ...] = (
         _c(rb"(?P<v>(?:\d{4}[ \-]){3}\d{1,7}|\d{4}[ \-]\d{6}[ \-]\d{4,5}|\d{13,19})\b"),
         12,
         validate_card,
+        context=8,
     ),
     *CLUSTER_SPECS,
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from hashlib import sha256
@@ -96,8 +97,15 @@ def prefilter_database(pattern: bytes) -> Database:
 def windows(db: Database, window: Window, buf: bytes) -> list[tuple[int, int]]:
     """The byte spans (merged, in order) the wrapped recognizer reads: each prefilter hit, its
     continuation to the right, and a character on each side for the word boundaries."""
+    return window_spans(db.scan(buf), window, buf)
+
+
+def window_spans(
+    hits: Iterable[tuple[int, int, int]], window: Window, buf: bytes
+) -> list[tuple[int, int]]:
+    """``windows`` from the prefilter's hits in ``buf`` (in the order of their ends)."""
     spans: list[tuple[int, int]] = []
-    for _, start, end in db.scan(buf):
+    for _, start, end in hits:
         if start and buf[start - 1] in window.not_after:
             continue
         if window.not_after_words and buf[max(0, start - 16) : start].endswith(
@@ -134,8 +142,11 @@ def _any_database() -> Database:
 
 
 @lru_cache(maxsize=1)
-def _databases() -> list[tuple[Database, Window]]:
-    return [(prefilter_database(pattern), window) for pattern, window in PREFILTERS.values()]
+def _all_database() -> Database:
+    """Every prefilter, ids in the order of PREFILTERS: one scan for all_windows (a pattern's
+    matches are the same whatever else its database holds)."""
+    patterns = [pattern for pattern, _ in PREFILTERS.values()]
+    return Database(patterns, [hyperscan.HS_FLAG_SOM_LEFTMOST] * len(patterns), cache=True)
 
 
 def trimmed(window: Window, buf: bytes, lo: int, hi: int) -> tuple[int, int]:
@@ -221,11 +232,12 @@ def all_windows(buf: bytes, *, skip_impossible_wallets: bool = False) -> list[tu
     """
     if not _any_database().matches(buf):
         return []
+    hits = _all_database().scan(buf)
     spans = []
-    wallets = _databases()[list(PREFILTERS).index("crypto")][0]
-    for db, window in _databases():
-        for lo, hi in windows(db, window, buf):
-            if skip_impossible_wallets and db is wallets and not wallet_possible(buf[lo:hi]):
+    for pid, (name, (_, window)) in enumerate(PREFILTERS.items()):
+        mine = [h for h in hits if h[0] == pid]
+        for lo, hi in window_spans(mine, window, buf):
+            if skip_impossible_wallets and name == "crypto" and not wallet_possible(buf[lo:hi]):
                 continue
             lo, hi = trimmed(window, buf, lo, hi)
             if lo < hi:

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache, partial
-from itertools import compress
-from operator import attrgetter, itemgetter
+from itertools import compress, islice
+from operator import attrgetter, itemgetter, le
 from typing import NamedTuple, TypeVar
 
 import hyperscan
@@ -175,7 +175,7 @@ _MAIN_IDS: tuple[int, ...] = tuple(sorted(LEARNING_IDS, key=LEARNING_IDS.__getit
 # Built in C, with no Python frame a candidate (a dense log has hundreds of thousands):
 # a Candidate from its four fields as one tuple, and the fields of many at once.
 _candidate = partial(tuple.__new__, Candidate)
-_FIRST, _PID_START = itemgetter(0), itemgetter(0, 1)
+_FIRST, _PID_START, _HIT_END = itemgetter(0), itemgetter(0, 1), itemgetter(2)
 _START, _END, _ENTITY, _PRIORITY = (
     attrgetter("start"),
     attrgetter("end"),
@@ -214,12 +214,13 @@ class Confirmed:
             self.scanned = (len(set(map(_PID_START, hits))), len(hits))
         self._size = len(buf)
         self._digest = hash(buf)
-        verdicts.sort(key=_FIRST)
+        # in the order they were judged: table() is a dict, and the order of candidates()
+        # decides nothing (find_with_verdicts: no two of one span and priority differ)
         self._keys = array("q", map(_FIRST, verdicts))
         # One list, then one array per field (appending to four arrays per anchor cost a tenth
         # of the learning pass on the dense cluster log); the fields read in C.
         none = Candidate(-1, -1, "", -1)
-        kept = [none if found is None else found for _, found in verdicts]
+        kept = [found or none for _, found in verdicts]
         self._starts = array("q", map(_START, kept))
         self._ends = array("q", map(_END, kept))
         # the validators' constants: a reference each
@@ -230,28 +231,16 @@ class Confirmed:
         """Whether these verdicts were made on bytes equal to ``buf``."""
         return len(buf) == self._size and hash(buf) == self._digest
 
-    def verdict(self, pid: int, key: int) -> list[Candidate] | None:
-        """The candidate the anchor (``pid`` in SPECS, its key as in find_candidates) stood
-        for (a list of none or one), or None when the learning pass did not judge it."""
-        code = pid << 40 | key
-        i = bisect_left(self._keys, code)
-        if i == len(self._keys) or self._keys[i] != code:
-            return None
-        if self._starts[i] < 0:
-            return []
-        entity = self._entities[i]
-        return [Candidate(self._starts[i], self._ends[i], entity, self._priorities[i])]
-
     def table(self) -> dict[int, Candidate | None]:
-        """Every verdict at once, by ``pid << 40 | key`` (as ``verdict``): the masking pass of
-        a chunk looks up thousands, one dict lookup each rather than a bisect of the array.
-        Built when the chunk is masked and dropped after (the arrays are what is kept)."""
+        """Every verdict, by ``pid << 40 | key`` (``pid`` in SPECS, its key as in
+        find_candidates): the masking pass of a chunk looks up thousands. Built when the chunk
+        is masked and dropped after (the arrays are what is kept)."""
         fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
         verdicts = [None if f[0] < 0 else _candidate(f) for f in fields]
         return dict(zip(self._keys, verdicts, strict=True))
 
     def candidates(self) -> list[Candidate]:
-        """The candidates the learning patterns' anchors stood for, in the order of their keys."""
+        """The candidates the learning patterns' anchors stood for."""
         fields = zip(self._starts, self._ends, self._entities, self._priorities, strict=True)
         return list(map(_candidate, compress(fields, map((0).__le__, self._starts))))
 
@@ -376,18 +365,27 @@ def _find_candidates(
     if hits is None:
         hits = (main_database() if specs is SPECS else learning_database()).scan(buf)
     # Hyperscan reports every end for a start; the longest one is the occurrence.
-    longest: dict[tuple[int, int], int] = {}
     no_som = _no_som(specs)
-    for pid, start, end in hits:
-        # without a start of match, each end is an occurrence of its own
-        key = (pid, end if pid in no_som else start)
-        if longest.get(key, -1) < end:
-            longest[key] = end
+    ends = list(map(_HIT_END, hits))
+    longest: dict[tuple[int, int], int]
+    if not no_som and all(map(le, ends, islice(ends, 1, None))):
+        # hits in the order of their ends: an anchor's last is its longest (built in C; a
+        # key keeps the place of its first hit, as below)
+        longest = dict(zip(map(_PID_START, hits), ends, strict=True))
+    else:
+        longest = {}
+        for pid, start, end in hits:
+            # without a start of match, each end is an occurrence of its own
+            key = (pid, end if pid in no_som else start)
+            if longest.get(key, -1) < end:
+                longest[key] = end
     found: list[Candidate] = []
     append = found.append
-    seen: Verdicts = {}  # the verdicts on the windows of values found by their end
-    one = confirm_one
-    plans = [s.plan for s in specs]
+    # the verdicts on the windows of values found by their end: the log's when remembered
+    remembered = _REMEMBERED.get()
+    seen: Verdicts = {} if remembered is None else remembered.windows
+    one = _remembered(buf, specs)
+    runs = _runs_of(buf)
     judged = _CONFIRMED.get() if specs is SPECS else None
     if judged is not None and judged.of(buf):
         table = judged.table()
@@ -400,9 +398,9 @@ def _find_candidates(
                         append(c)
                     continue
             if pid in no_som:
-                found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+                found.extend(_confirm_by_window(buf, specs[pid], end, seen, runs()))
             else:
-                c = one(buf, plans[pid], start, end)
+                c = one(pid, start, end)
                 if c is not None:
                     append(c)
         return found
@@ -410,22 +408,131 @@ def _find_candidates(
         record = verdicts.append
         for (pid, start), end in longest.items():
             if pid in no_som:
-                window = _confirm_by_window(buf, specs[pid], end, seen)
+                window = _confirm_by_window(buf, specs[pid], end, seen, runs())
                 c = window[0] if window else None
             else:
-                c = one(buf, plans[pid], start, end)
+                c = one(pid, start, end)
             record((_MAIN_IDS[pid] << 40 | start, c))
             if c is not None:
                 append(c)
         return found
     for (pid, start), end in longest.items():
         if pid in no_som:
-            found.extend(_confirm_by_window(buf, specs[pid], end, seen))
+            found.extend(_confirm_by_window(buf, specs[pid], end, seen, runs()))
         else:
-            c = one(buf, plans[pid], start, end)
+            c = one(pid, start, end)
             if c is not None:
                 append(c)
     return found
+
+
+def _runs_of(buf: bytes) -> Callable[[], bytes]:
+    """``buf`` translated by ``_RUN``, made on first use (where values found by their end may
+    start: one translation of the buffer, not one of 256 bytes an anchor)."""
+    made: list[bytes] = []
+
+    def runs() -> bytes:
+        if not made:
+            made.append(buf.translate(_RUN))
+        return made[0]
+
+    return runs
+
+
+# Past the end of what a confirmation reads (the rest of its line, or its window when no line
+# break is in it), what a validator may still read after its value (a file extension).
+_READ_AFTER = 16
+# Verdicts remembered for one log (_remembered), at most; then forgotten all at once. Only
+# those of an anchor whose reach is at most _REMEMBERED_REACH bytes (a line of a log, not a
+# 4 KiB window of one without line breaks): with their keys, at most about 40 MB.
+_MAX_REMEMBERED = 1 << 16
+_REMEMBERED_REACH = 512
+
+
+class Remembered:
+    """A log's verdicts, by what each depends on: the anchors' (``_remembered``) and the
+    windows' of the values found by their end (``_confirm_by_window``)."""
+
+    __slots__ = ("anchors", "windows")
+
+    def __init__(self) -> None:
+        self.anchors: dict[tuple[int, int, int, bytes], tuple[int, int, str] | None] = {}
+        self.windows: Verdicts = {}
+
+
+_REMEMBERED: ContextVar[Remembered | None] = ContextVar(
+    "rootcause_masking_remembered", default=None
+)
+
+
+@contextmanager
+def remembering(verdicts: Remembered) -> Iterator[None]:
+    """While inside: ``find_candidates`` keeps its verdicts in ``verdicts`` and takes them from
+    there (``_remembered``): a ``Masker`` gives its own, kept for its log."""
+    token = _REMEMBERED.set(verdicts)
+    try:
+        yield
+    finally:
+        _REMEMBERED.reset(token)
+
+
+@lru_cache(maxsize=8)
+def _spec_ids(specs: tuple[Spec, ...]) -> tuple[int, ...]:
+    """Each of ``specs``' id in SPECS: a verdict is remembered by its pattern, whatever the
+    database that found it."""
+    index = {id(s): i for i, s in enumerate(SPECS)}
+    return tuple(index.get(id(s), -1 - i) for i, s in enumerate(specs))
+
+
+def _remembered(buf: bytes, specs: tuple[Spec, ...]) -> Callable[[int, int, int], Candidate | None]:
+    """``confirm_one`` for the anchors of ``specs`` (by id, start and end) in ``buf``, each
+    verdict remembered by all it depends on: the pattern, the anchor's length, and the bytes
+    from ``Spec.context`` before it (from the line break, for a validator that reads none
+    before it) to the line break that ends what its confirmation reads. Logs print the same
+    lines again and again (every rank its environment, a retry loop its command; issue 33's
+    dense cluster log has 25,536 distinct lines in 262,212): a line seen before is judged by a
+    dict look-up. Remembered for the log when a Masker gives its own (``remembering``), else
+    for this buffer. An anchor within its context of the buffer's start, whose bytes run to
+    its end, or whose reach is longer than ``_REMEMBERED_REACH``, is judged afresh."""
+    plans = [s.plan for s in specs]
+    contexts = [s.context for s in specs]
+    crossing = [s.context_crosses_lines for s in specs]
+    ids = _spec_ids(specs)
+    size = len(buf)
+    remembered = _REMEMBERED.get()
+    verdicts = {} if remembered is None else remembered.anchors
+    missing = _MISSING_VERDICT
+    find, rfind = buf.find, buf.rfind
+
+    def one(pid: int, start: int, end: int) -> Candidate | None:
+        lo = start - contexts[pid]
+        limit = start + _CONFIRM_WINDOW
+        if limit < end:
+            limit = end
+        line_end = find(b"\n", end, limit)
+        hi = limit + _READ_AFTER if line_end == -1 else line_end + 1
+        if lo < 0 or hi >= size or hi - lo > _REMEMBERED_REACH:
+            return confirm_one(buf, plans[pid], start, end)
+        if not crossing[pid]:
+            line = rfind(b"\n", lo, start)
+            if line != -1:
+                lo = line
+        key = (ids[pid], start - lo, end - start, buf[lo:hi])
+        known = verdicts.get(key, missing)
+        if known is missing:
+            c = confirm_one(buf, plans[pid], start, end)
+            if len(verdicts) >= _MAX_REMEMBERED:
+                verdicts.clear()
+            verdicts[key] = None if c is None else (c[0] - start, c[1] - start, c[2])
+            return c
+        if known is None:
+            return None
+        return _candidate((start + known[0], start + known[1], known[2], plans[pid][6]))
+
+    return one
+
+
+_MISSING_VERDICT = (-1, -1, "")
 
 
 # table()'s answer for an anchor the learning pass did not judge
@@ -448,8 +555,9 @@ _RUN = bytes(
 )
 
 
-def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
-    """Where the value an anchor found without a start of match ends at may start and end."""
+def _no_som_span(buf: bytes, end: int, runs: bytes | None = None) -> tuple[int, int]:
+    """Where the value an anchor found without a start of match ends at may start and end.
+    ``runs``: ``buf`` translated by ``_RUN``, when made already."""
     # The anchor consumed one terminator byte unless it ended at the end of a line.
     if end and not _is_alnum(buf[end - 1]):
         end -= 1
@@ -457,7 +565,11 @@ def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
     # searched back over the window cost half a millisecond a candidate), less what the
     # pattern cannot start with (a '.' or '-', a label left empty by "..").
     lo = max(0, end - _NO_SOM_BACK)
-    start = lo + buf[lo:end].translate(_RUN).rfind(b" ") + 1
+    if runs is None:
+        start = lo + buf[lo:end].translate(_RUN).rfind(b" ") + 1
+    else:
+        gap = runs.rfind(b" ", lo, end)
+        start = lo if gap == -1 else gap + 1
     empty = buf.rfind(b"..", start, end)
     if empty != -1:
         start = empty + 2
@@ -471,18 +583,27 @@ def _no_som_span(buf: bytes, end: int) -> tuple[int, int]:
 # a file extension of up to 12 bytes after a '.'): equal windows, equal verdicts. A dense log
 # names the same hosts thousands of times, so find_candidates judges each window once a call.
 _WINDOW_AFTER = 14
-Verdicts = dict[tuple[bool, bytes, int], tuple[int, int, str] | None]
+Verdicts = dict[tuple[str, bool, bytes, int], tuple[int, int, str] | None]
 
 
-def _confirm_by_window(buf: bytes, spec: Spec, end: int, seen: Verdicts) -> list[Candidate]:
-    start, stop = _no_som_span(buf, end)
-    key = (start == 0, buf[start - 1 if start else 0 : stop + _WINDOW_AFTER], stop - start)
+def _confirm_by_window(
+    buf: bytes, spec: Spec, end: int, seen: Verdicts, runs: bytes | None = None
+) -> list[Candidate]:
+    start, stop = _no_som_span(buf, end, runs)
+    key = (
+        spec.name,
+        start == 0,
+        buf[start - 1 if start else 0 : stop + _WINDOW_AFTER],
+        stop - start,
+    )
     if key in seen:
         known = seen[key]
         if known is None:
             return []
         return [Candidate(start + known[0], start + known[1], known[2], spec.priority)]
     found = confirm_candidate(buf, spec, start, end)
+    if len(seen) >= _MAX_REMEMBERED:
+        seen.clear()
     seen[key] = (found[0].start - start, found[0].end - start, found[0].entity) if found else None
     return found
 
@@ -652,9 +773,10 @@ def resolve(candidates: list[Candidate], protected: list[tuple[int, int]]) -> li
     candidates.sort(key=_END, reverse=True)
     candidates.sort(key=_START)
     kept: list[Candidate] = []
+    keep = kept.append
     last_end = -1
     for c in candidates:
-        if c.start >= last_end:
-            kept.append(c)
-            last_end = c.end
+        if c[0] >= last_end:  # start, end: indexed, a tuple's fastest read
+            keep(c)
+            last_end = c[1]
     return kept

@@ -124,6 +124,10 @@ _NOT_UPPER = bytes(c for c in range(256) if not 65 <= c <= 90)
 _NOT_LOWER = bytes(c for c in range(256) if not 97 <= c <= 122)
 
 
+def count_digits(value: bytes) -> int:
+    return len(value.translate(None, _NOT_DIGITS))
+
+
 def _has_digit(value: bytes) -> bool:
     return bool(value.translate(None, _NOT_DIGITS))
 
@@ -339,6 +343,10 @@ _LOGIN_BEFORE = re.compile(
 )
 
 
+# what every command _LOGIN_BEFORE names holds: where none is, it cannot match
+_LOGIN_WORDS = (b"sh", b"scp", b"sftp", b"rsync")
+
+
 def _login_context(buf: bytes, user_start: int, host_end: int) -> bool:
     """user@host.domain is a login, not an e-mail, after ssh/scp/rsync on its line or when a
     path follows (a shell prompt user@host.domain:~$, scp's user@host:/path)."""
@@ -346,7 +354,10 @@ def _login_context(buf: bytes, user_start: int, host_end: int) -> bool:
     if after[:1] == b":" and after[1:2] in (b"~", b"/", b"$", b"#", b" ", b"\n", b""):
         return True
     line_start = buf.rfind(b"\n", max(0, user_start - 160), user_start) + 1
-    return _LOGIN_BEFORE.search(buf[max(line_start, user_start - 160) : user_start]) is not None
+    before = buf[max(line_start, user_start - 160) : user_start]
+    if not any(word in before for word in _LOGIN_WORDS):
+        return False
+    return _LOGIN_BEFORE.search(before) is not None
 
 
 def validate_email(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
@@ -357,24 +368,45 @@ def validate_email(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str 
     return "EMAIL_ADDRESS"
 
 
+# user_at_host_user and _host read the same anchors (one pattern) with the same rules, one
+# after the other: the last match judged (buffer, start, end, whether it is a login), kept
+# until the next or until forget_verdicts (the buffer held, so no other can take its id). One
+# tuple, replaced whole: a thread reads one judgement or another, never half of each.
+_NO_LOGIN: tuple[bytes | None, int, int, bool] = (None, -1, -1, False)
+_LAST_LOGIN = [_NO_LOGIN]
+
+
 def validate_user_at_host(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
+    last = _LAST_LOGIN[0]
+    if last[0] is buf and last[1] == m.start() and last[2] == m.end():
+        login = last[3]
+    else:
+        login = _is_login(buf, m)
+        _LAST_LOGIN[0] = (buf, m.start(), m.end(), login)
+    if not login:
+        return None
+    return "HOSTNAME" if "h" not in m.re.groupindex else "USERNAME"
+
+
+def _is_login(buf: bytes, m: re.Match[bytes]) -> bool:
+    """The rules of ``validate_user_at_host``: a user and a host, not an e-mail address, a
+    path or a decorator."""
     user_start = m.start()
     user = m.group("v" if "h" in m.re.groupindex else "u")
     host = m.group("h" if "h" in m.re.groupindex else "v")
     before = buf[user_start - 1 : user_start]
     if before and before[0] not in _USER_AT_BEFORE:
-        return None  # github.com/org/repo@v1.2: a path, not a login
+        return False  # github.com/org/repo@v1.2: a path, not a login
     if user.lower() in _NOT_AT_USERS or user.isdigit() or len(host) < 2:
-        return None
+        return False
     if _NOT_AT_HOSTS.match(host) or host.endswith(b"."):
-        return None
+        return False
     host_end = m.end("h" if "h" in m.re.groupindex else "v")
     after = buf[host_end : host_end + 2]
     if after[:1] == b"(" or (after[:1] == b"." and after[1:2].isalnum()):
-        return None  # @decorator(...) or a dotted name
-    if b"." in host and not _login_context(buf, user_start, host_end):
-        return None  # jdoe@acme.com: an e-mail address
-    return "HOSTNAME" if "h" not in m.re.groupindex else "USERNAME"
+        return False  # @decorator(...) or a dotted name
+    # jdoe@acme.com: an e-mail address
+    return b"." not in host or _login_context(buf, user_start, host_end)
 
 
 def _is_key_char(c: int) -> bool:
@@ -408,6 +440,8 @@ _REFERENCE = re.compile(
     rb"(?:\$\{?|\$\(|%|\{\{?\s*)(?:[a-z_][a-z0-9_.]*|[A-Z_][A-Z0-9_.]*)(?:\}?|\)|%|\s*\}?\})"
 )
 
+_REFERENCE_FIRST = (b"$", b"%", b"{")
+
 
 def is_placeholder(value: bytes) -> bool:
     low = value.lower().strip(b".")
@@ -415,7 +449,8 @@ def is_placeholder(value: bytes) -> bool:
         return True
     if value.startswith(b"<") and value.endswith(b">"):
         return True
-    return _REFERENCE.fullmatch(value) is not None
+    # a reference opens with '$', '%' or '{' (the regular expression only for those)
+    return value[:1] in _REFERENCE_FIRST and _REFERENCE.fullmatch(value) is not None
 
 
 # Key names whose value is a secret when it is long and mixed; other names ending in "key"
@@ -454,6 +489,8 @@ _MAX_VERDICTS = 4096
 
 def forget_verdicts() -> None:
     _ASSIGNMENT_VERDICTS.clear()
+    _KEY_KINDS.clear()  # a key name is the run of name bytes around the word: it may hold more
+    _LAST_LOGIN[0] = _NO_LOGIN
 
 
 def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
@@ -466,14 +503,37 @@ def validate_assignment(buf: bytes, start: int, end: int, m: re.Match[bytes]) ->
     return verdict
 
 
+# What a key name asks of its value (_key_kind): nothing (never a secret), three bytes (a
+# password), a random look (a key name only), or a token's shape.
+_NEVER, _PASSWORD, _RANDOM, _TOKEN = range(4)
+# Key names judged, a buffer's (forget_verdicts): a log uses a few dozen.
+_KEY_KINDS: dict[bytes, int] = {}
+
+
+def _key_kind(key: bytes) -> int:
+    kind = _KEY_KINDS.get(key)
+    if kind is None:
+        if key in _SPECIAL_TOKEN_KEYS or key.endswith((b"_token_id", b"tokens")):
+            kind = _NEVER
+        elif b"pass" in key or b"pwd" in key:
+            kind = _PASSWORD
+        else:
+            kind = _TOKEN if _TOKEN_KEY.search(key) else _RANDOM
+        if len(_KEY_KINDS) >= _MAX_VERDICTS:
+            _KEY_KINDS.clear()
+        _KEY_KINDS[key] = kind
+    return kind
+
+
 def _assignment_verdict(key: bytes, value: bytes) -> str | None:
-    if key in _SPECIAL_TOKEN_KEYS or key.endswith((b"_token_id", b"tokens")):
+    kind = _key_kind(key)
+    if kind == _NEVER:
         return None
     if is_placeholder(value) or value.startswith(b"<"):
         return None
-    if b"pass" in key or b"pwd" in key:
+    if kind == _PASSWORD:
         return "SECRET" if len(value.strip()) >= 3 else None
-    if not _TOKEN_KEY.search(key):
+    if kind == _RANDOM:
         # a key name only (AccountKey, private_key_id, ENCRYPTION_KEY; gitleaks' generic
         # rule): a random-looking value, not "cache_key: step_1200" or "sort_key=loss"
         return "SECRET" if _random_looking(value) else None
@@ -521,7 +581,7 @@ def _luhn(digits: bytes) -> bool:
 
 
 def validate_card(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
-    digits = bytes(c for c in buf[start:end] if 48 <= c <= 57)
+    digits = buf[start:end].translate(None, _NOT_DIGITS)
     if not 13 <= len(digits) <= 19 or not _luhn(digits):
         return None
     if buf[start - 1 : start] in (b".", b"=", b"x") or buf[end : end + 1] == b".":
@@ -559,7 +619,7 @@ def validate_phone(
     ndigits = 0
     cuts = []
     for group in _PHONE_GROUP.finditer(buf, start, end):
-        digits = sum(1 for c in group.group() if 48 <= c <= 57)
+        digits = count_digits(group.group())
         if ndigits + digits > 15:
             break
         ndigits += digits
@@ -577,7 +637,7 @@ def validate_phone(
 def validate_phone_nanp(buf: bytes, start: int, end: int, m: re.Match[bytes]) -> str | None:
     if not phone_bounds_ok(buf, start, end):
         return None
-    digits = bytes(c for c in buf[start:end] if 48 <= c <= 57)[-10:]
+    digits = buf[start:end].translate(None, _NOT_DIGITS)[-10:]
     # Area code and exchange start with 2-9 (NANP): 100-200-3000 is a range, not a number.
     if digits[0] < ord("2") or digits[3] < ord("2"):
         return None

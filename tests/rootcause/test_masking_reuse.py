@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +66,17 @@ def _masked(data: bytes, analyzer: Any, rules: list[Rule]) -> tuple[str, dict[st
     return text, dict(masker.counts)
 
 
+def _judged_afresh(buf: bytes, specs: Any) -> Any:
+    """scanner._remembered remembering nothing: every anchor confirmed on its own."""
+    plans = [s.plan for s in specs]
+    return lambda pid, start, end: scanner_module.confirm_one(buf, plans[pid], start, end)
+
+
 @contextlib.contextmanager
 def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every scan made again: no guard hits handed to the analyzer or to find_learned, and
     every anchor confirmed again (no learning pass's verdicts, no scan with the other
-    patterns alone)."""
+    patterns alone, no verdict remembered)."""
 
     @contextlib.contextmanager
     def scanned(buf: bytes, hits: Any) -> Iterator[None]:
@@ -92,6 +99,7 @@ def _no_reuse(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         patch.setattr(masker_module, "confirmed", confirmed)
         patch.setattr(masker_module, "find_learned", scanning_again)
         patch.setattr(masker_module, "find_with_verdicts", the_long_way)
+        patch.setattr(scanner_module, "_remembered", _judged_afresh)
         yield
 
 
@@ -272,7 +280,7 @@ def test_a_verdict_per_window_is_the_verdict_per_anchor(monkeypatch: pytest.Monk
               b"host=", b"node1.lan", b".tar.gz", b"Gpu-Node-17.ACME.io"]  # fmt: skip
     randoms = [b"".join(rng.choice(pieces) for _ in range(400)) for _ in range(300)]
 
-    def per_anchor(buf: bytes, spec: Any, end: int, seen: Any) -> Any:
+    def per_anchor(buf: bytes, spec: Any, end: int, seen: Any, runs: Any = None) -> Any:
         return scanner_module.confirm_candidate(buf, spec, end, end)
 
     for data in [*_inputs(), *randoms]:
@@ -304,3 +312,55 @@ def test_assignment_verdicts_judged_once_a_buffer_are_each_anchor_s_own(
                 assert scanner_module.find_candidates(data, specs) == remembered
             judged += sum(c.entity == "SECRET" for c in remembered)
     assert judged > 100, judged  # the inputs hold assignments
+
+
+def test_verdicts_remembered_for_the_log_are_each_anchor_s_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An anchor's verdict taken from an equal one's (scanner._remembered: the same pattern,
+    length and bytes from its context to its line's end, anywhere in the log) is its own: the
+    light client's and Presidio's maskings, on the test logs and on random lines of the values
+    whose validators read before them (an address after a version word on the line above, a
+    login after ssh, a key name, a Databricks frame), repeated with other bytes around them and
+    across chunks of 2 KiB, are those of confirming every anchor on its own."""
+    import random
+
+    rng = random.Random(33)
+    pieces = [b"cudnn ", b"version\n", b"10.0.0.1", b"10.2.3.4.5", b"ssh ", b"scp -r ",
+              b"jdoe@gpu-node-17.corp.example.com", b"jdoe@gpu-node-17", b":~$ ", b"password=",
+              b"HF_TOKEN=", b"token: ", b"pad_token=", b"aB3dE5fG7hJ9kL1mN3pQ", b";Name=x",
+              b"phone: ", b"+44 20 7946 0393", b"06 39 98 19 97", b": ", b"= ", b"5 ",
+              b"4111 1111 1111 1111", b"File <command-", b"wandb: commit ",
+              b"0123456789abcdef0123456789abcdef01234567", b"ib0:", b"fe80::1", b"::",
+              b"\n", b" ", b"=", b".", b"x", b"3", b"_", b"-"]  # fmt: skip
+    # short lines of a few pieces: the same line comes back after other lines
+    randoms = [
+        b"".join(b"".join(rng.choices(pieces, k=rng.randint(1, 3))) + b"\n" for _ in range(800))
+        for _ in range(6)
+    ]
+    for data in [*_inputs(), *randoms]:
+        for analyzer in (None, "auto"):
+            remembered = _masked_in(data, analyzer)
+            with monkeypatch.context() as patch:
+                patch.setattr(scanner_module, "_remembered", _judged_afresh)
+                assert _masked_in(data, analyzer) == remembered
+
+
+def _masked_in(data: bytes, analyzer: str | None, chunk_size: int = 2048) -> str:
+    masker = Masker(secret=SECRET, analyzer=analyzer)
+    return "".join(mask_log(lambda: [data], masker, chunk_size=chunk_size))
+
+
+def test_the_command_line_s_bytes_are_the_masked_text_encoded() -> None:
+    """mask_log_utf8 (what `rootcause mask` writes) gives mask_log's text UTF-8 encoded, on
+    the test logs and on bytes that are not valid UTF-8, NULs, CRLF and non-Latin-1 text."""
+    odd = (
+        b"user=jdoe \xff\xfe host=gpu-node-17\r\n\x00password=s3cr3tPassw0rd!\n"
+        b"caf\xc3\xa9 \xe2\x80\xa6 10.0.0.1 \xed\xa0\x80 jdoe@gpu-node-17:~$ ls\n" * 300
+    )
+    for data in [*_inputs(), odd]:
+        for analyzer in (None, "auto", masker_module.WHEN_NEEDED):
+            text = "".join(mask_log(partial(list, [data]), Masker(SECRET, analyzer=analyzer), 4096))
+            masker = Masker(SECRET, analyzer=analyzer)
+            raw = b"".join(masker_module.mask_log_utf8(partial(list, [data]), masker, 4096))
+            assert raw == text.encode("utf-8", "surrogatepass")
