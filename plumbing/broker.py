@@ -209,8 +209,8 @@ class _MessageTemplate:
 
     key: str
     decoded: dict[str, Any]  # the message as pushed, decoded: its task's id and arguments
-    kwargs: dict[str, Any]  # the body's keyword arguments and Celery's embedded options
-    embed: dict[str, Any]
+    kwargs: dict[str, Any]  # the body's keyword arguments
+    embed: dict[str, object]  # Celery's embedded options (callbacks, chain, chord), as they came
     pid: int  # Celery's `origin` header names the process
 
     @classmethod

@@ -12,7 +12,6 @@ import pytest
 from celery import signals
 from django.db import OperationalError
 
-from config.celery import app
 from diagnosis.pipeline import runners
 from encyclopedia.selectors import current_engine, current_version
 from encyclopedia.services import load_catalogue
@@ -27,8 +26,11 @@ def unfrozen() -> Iterator[None]:
 
 
 def _worker_starts() -> None:
-    """What a `celery worker` sends before it starts its pool."""
-    signals.worker_init.send(sender=app.WorkController(app=app))
+    """What a `celery worker` sends before it starts its pool. No WorkController is made for
+    it: making one sets this process up as a worker's (Celery's task_join_will_block), and every
+    later test in it that waits on a result would then fail with "Never call result.get() within
+    a task!"."""
+    signals.worker_init.send(sender=None)
 
 
 @pytest.mark.django_db(transaction=True)

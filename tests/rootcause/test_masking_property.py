@@ -148,7 +148,12 @@ def planted(rng: random.Random, lines: list[str]) -> tuple[str, str, str]:
     at = rng.choice(spaces)
     if kind == "ipv4" and _VERSION_BEFORE.search(line[:at]):
         at = len(line)
-    return kind, value, line[:at] + setting.format(v=value) + line[at:]
+    rest = line[at:]
+    if setting.endswith("{v}") and rest[:1].isalnum():
+        # planted at a line's start before a letter or digit, the value would run on into it
+        # ("value: 84.21.160.67" + "8790 ..." is no address): a space keeps it a value
+        rest = " " + rest
+    return kind, value, line[:at] + setting.format(v=value) + rest
 
 
 def _cases() -> list[tuple[str, str, str]]:
