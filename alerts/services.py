@@ -145,13 +145,20 @@ def _matches(webhook: Webhook, diagnosis: Diagnosis, payload: Payload) -> bool:
 _UNKNOWN = uuid.UUID(int=0)  # a sentinel, compared by identity; no organisation has it
 
 
+def _alert_endpoints_sql(organization: str) -> str:
+    """The organisation's webhooks and e-mail alerts, `organization` being SQL (a placeholder or a
+    qualified column): one indexed lookup."""
+    table = connection.ops.quote_name(Webhook._meta.db_table)
+    return f"SELECT 1 FROM {table} alert WHERE alert.organization_id = {organization}"  # noqa: S608 - names only
+
+
 def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:
-    """Whether the organisation has any webhook or e-mail alert: one indexed lookup, in SQL of
-    its own because it runs for every finished diagnosis and Django's query compilation would
-    cost more than the query."""
+    """Whether the organisation has any webhook or e-mail alert, in SQL of its own because it
+    runs for every finished diagnosis and Django's query compilation would cost more than the
+    query."""
     return bool(
         sql.fetch_all(
-            "SELECT 1 FROM diagnosis_webhook WHERE organization_id = %s LIMIT 1",
+            f"{_alert_endpoints_sql('%s')} LIMIT 1",
             [sql.param(Webhook, "organization", organization_id)],
         )
     )
@@ -160,12 +167,8 @@ def _has_alert_endpoints(organization_id: uuid.UUID | str) -> bool:
 def no_alert_endpoints_sql(organization: str) -> str:
     """The SQL condition under which `enqueue_alerts` does nothing for a diagnosis of the
     organisation whose id is `organization` (SQL, a qualified column): a visitor's diagnosis, or
-    an organisation without a webhook or e-mail alert (`_has_alert_endpoints`)."""
-    table = connection.ops.quote_name(Webhook._meta.db_table)
-    return (
-        f"{organization} IS NULL OR NOT EXISTS"  # noqa: S608 - names only
-        f" (SELECT 1 FROM {table} alert WHERE alert.organization_id = {organization})"
-    )
+    an organisation without a webhook or e-mail alert (`_has_alert_endpoints`'s lookup)."""
+    return f"{organization} IS NULL OR NOT EXISTS ({_alert_endpoints_sql(organization)})"
 
 
 def enqueue_alerts(
