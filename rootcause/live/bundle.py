@@ -68,6 +68,8 @@ class Bundle:
     python_pids: list[int] = field(default_factory=list)
     flight_recorder: list[str] = field(default_factory=list)
     ranks: list[int | None] = field(default_factory=list)
+    # ranks whose main process was found but whose output showed no line naming them
+    silent: list[int] = field(default_factory=list)
 
     def notes(self) -> list[str]:
         """What the bundle holds and what it lacks, for the user and README.txt."""
@@ -91,6 +93,12 @@ class Bundle:
                 "TORCH_FR_BUFFER_SIZE and TORCH_FR_DUMP_TEMP_FILE)"
             )
         out.append(f"last lines of {len(self.ranks)} ranks")
+        if self.silent:
+            out.append(
+                "no line of output named rank(s) "
+                + ", ".join(map(str, self.silent))
+                + " before the stall: their rank<N>.log is empty"
+            )
         return out
 
 
@@ -102,6 +110,18 @@ def write_last_lines(directory: Path, last: dict[int | None, list[str]]) -> list
     for rank, lines in last.items():
         (directory / _rank_file(rank)).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return sorted(last, key=lambda r: -1 if r is None else r)
+
+
+def write_silent_ranks(
+    directory: Path, ranks: set[int], last: dict[int | None, list[str]]
+) -> list[int]:
+    """An empty `rank<N>.log` for each rank whose process runs but whose output named it in no
+    line (a rank that had printed nothing yet, or whose lines carry no rank): one file per rank
+    whatever each said, and the README says which said nothing."""
+    silent = sorted(ranks - set(last))
+    for rank in silent:
+        (directory / _rank_file(rank)).write_text("", encoding="utf-8")
+    return silent
 
 
 def collect_bundle(
@@ -116,10 +136,13 @@ def collect_bundle(
     lines, into `directory` (created)."""
     directory.mkdir(parents=True, exist_ok=True)
     bundle = Bundle(directory)
+    ranks: set[int] = set()
     if root_pid is not None:
         tree = [root_pid, *procs.descendants(root_pid)]
         bundle.python_pids = [p for p in tree if procs.is_python(p)]
         _write_processes(directory, tree)
+        rank_of_main = {pid: _rank_process(pid) for pid in bundle.python_pids}
+        ranks = {r for r in rank_of_main.values() if r is not None}
         tool = procs.pyspy()
         if tool is None:
             bundle.pyspy_missing = True
@@ -128,7 +151,7 @@ def collect_bundle(
             others: list[procs.Dump] = []
             for pid in bundle.python_pids:
                 dump = procs.pyspy_dump(tool, pid)
-                rank = _rank_process(pid)
+                rank = rank_of_main[pid]
                 if rank is None:
                     others.append(dump)
                 else:
@@ -140,6 +163,7 @@ def collect_bundle(
             _write_others(directory, others)
     add_flight_recorder(bundle, env)
     bundle.ranks = write_last_lines(directory, last_lines)
+    bundle.silent = write_silent_ranks(directory, ranks, last_lines)
     write_readme(bundle)
     return bundle
 

@@ -253,6 +253,48 @@ def test_without_py_spy_the_bundle_says_it_is_missing(tmp_path, monkeypatch):
     assert "py-spy not found" in (tmp_path / "c" / "README.txt").read_text()
 
 
+def test_a_rank_that_printed_nothing_gets_an_empty_log_and_the_readme_names_it(
+    tmp_path, monkeypatch
+):
+    from rootcause.live import bundle as bundles
+
+    monkeypatch.setattr(procs, "pyspy", lambda: None)
+    # a launcher and two ranks' main processes (RANK in their environment), as torchrun's
+    launcher = start(
+        [
+            "run",
+            "--offline",
+            "--stall-after",
+            "0",
+            "--",
+            PY,
+            "-c",
+            "import os, subprocess, sys, time\n"
+            "kids = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+            " env={**os.environ, 'RANK': str(r)}) for r in (0, 1)]\n"
+            "print('[rank1]: step 3', flush=True)\n"
+            "time.sleep(60)\n",
+        ]
+    )
+    try:
+        assert launcher.wait_for("[rank1]: step 3", timeout=30) is not None
+        time.sleep(1)  # the children started
+        found = bundles.collect_bundle(
+            directory=tmp_path / "b",
+            root_pid=launcher.proc.pid,
+            env={},
+            last_lines={1: ["[rank1]: step 3"]},
+        )
+    finally:
+        launcher.proc.kill()
+        launcher.finish(timeout=30)
+    assert (tmp_path / "b" / "rank0.log").read_text() == ""
+    assert "step 3" in (tmp_path / "b" / "rank1.log").read_text()
+    assert found.silent == [0]
+    readme = (tmp_path / "b" / "README.txt").read_text()
+    assert "no line of output named rank(s) 0" in readme
+
+
 def test_a_progress_bar_that_advances_is_never_a_stall_and_one_that_redraws_in_place_is(tmp_path):
     script = tmp_path / "bar.py"
     script.write_text(

@@ -108,15 +108,18 @@ def test_a_rank_stuck_in_its_data_loader_yields_a_hang_bundle(tmp_path):
             job.proc.kill()
     rows = json.loads((bundle / "processes.json").read_text())
     assert sorted(r["rank"] for r in rows if r["rank"] is not None) == [0, 1, 2, 3]
+    # the job's output and what the bundle says of itself, for a failure below: a stall declared
+    # before every rank had printed shows here (the bundle's README names the silent ranks)
+    context = job.text()[-3000:] + "\n" + (bundle / "README.txt").read_text()
     for rank in range(4):
-        assert (bundle / f"rank{rank}.log").exists()
+        assert (bundle / f"rank{rank}.log").exists(), context
     if procs.pyspy() is None:
         assert "py-spy not found" in (bundle / "README.txt").read_text()
         return
     stacks = {
         rank: next(bundle.glob(f"pyspy-rank{rank}-pid*.txt")).read_text() for rank in range(4)
     }
-    assert "read_shard_forever" in stacks[1]
+    assert "read_shard_forever" in stacks[1], context
     assert "__next__" in stacks[1]  # in the DataLoader
     for rank in (0, 2, 3):
         assert "read_shard_forever" not in stacks[rank]
