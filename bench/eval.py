@@ -219,14 +219,13 @@ def pct(part: int, whole: int) -> str:
 
 def rank_left_out(report: Report) -> bool:
     """Some logs with a labelled rank are ones the log cannot decide (`log_decides_rank`)."""
-    return report.get("decidable_rank_files", report["rank_files"]) != report["rank_files"]
+    return bool(report["decidable_rank_files"] != report["rank_files"])
 
 
 def decidable_rank(report: Report) -> str:
     """The initiating-rank figure over the logs whose rank the log can decide, and how many
     were left out (`log_decides_rank`)."""
-    n = report.get("decidable_rank_files", report["rank_files"])
-    ok = report.get("decidable_rank_ok", report["rank_ok"])
+    n, ok = report["decidable_rank_files"], report["decidable_rank_ok"]
     left = report["rank_files"] - n
     return f"{pct(ok, n)} ({ok}/{n}; left out: {left} two-rank mirrored collective mismatches)"
 

@@ -193,17 +193,20 @@ def test_beside_the_rank_figure_the_one_over_logs_that_can_decide_it(
     # both ranks raise mirrored reports, so its rank is left out of the second figure by its
     # scenario's name; under spawn, with three ranks, or in a public log it stays in
     mirrored = "run-collective-mismatch__torchrun-tee_w2_rank0_numel_step2.log"
-    labels = [
-        {"file": mirrored, "launcher": "torchrun-tee", "initiating_rank": 0},
-        {"file": "run-collective-mismatch__spawn_w2_rank1_op.log", "launcher": "spawn"},
-        {"file": "run-collective-mismatch__mp_w3_rank2_numel_step3.log", "launcher": "mp"},
-        {"file": "gh-collective-mismatch__x-1.log"},
-    ]
-    answers = {mirrored: None, labels[1]["file"]: 1, labels[2]["file"]: 2, labels[3]["file"]: 0}
-    for label in labels:
-        label |= {"slug": "collective-mismatch", "multi_rank": True}
-        label.setdefault("initiating_rank", answers[str(label["file"])])
-        (tmp_path / str(label["file"])).write_text("log\n")
+    spawn = "run-collective-mismatch__spawn_w2_rank1_op.log"
+    three = "run-collective-mismatch__mp_w3_rank2_numel_step3.log"
+    public = "gh-collective-mismatch__x-1.log"
+    # the engine's answers: no rank for the mirrored pair, the labelled rank for the others
+    answers: dict[str, int | None] = {mirrored: None, spawn: 1, three: 2, public: 0}
+    launchers = {mirrored: "torchrun-tee", spawn: "spawn", three: "mp"}
+    labels: list[dict[str, object]] = []
+    for file, rank in ((mirrored, 0), (spawn, 1), (three, 2), (public, 0)):
+        label: dict[str, object] = {"file": file, "slug": "collective-mismatch"}
+        label |= {"multi_rank": True, "initiating_rank": rank}
+        if file in launchers:
+            label["launcher"] = launchers[file]
+        labels.append(label)
+        (tmp_path / file).write_text("log\n")
     (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
 
     def diagnose(path: str, engine: object) -> SimpleNamespace:
