@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import hangs
-from bench.calibrate import pooled_ece, reliability
+from bench.calibrate import RUN_PRODUCED, pooled_ece, reliability
 from bench.realruns.generate import rank_decidable
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
@@ -158,6 +158,10 @@ def log_decides_rank(label: dict[str, Any]) -> bool:
     return "launcher" not in label or rank_decidable(label["file"].removesuffix(".log"))
 
 
+# The sealed parts nobody has read a miss of (realruns/sealed and sealed2 have been read).
+STILL_BLIND = ("sealed3", "sealed4", "sealed5", "sealed6")
+
+
 def default_corpora(shared: Path) -> list[tuple[str, Path]]:
     """(name, directory) for every corpus found: the shared ones, then the run-produced ones."""
     found: list[tuple[str, Path]] = []
@@ -171,24 +175,8 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
     # (drawn as sealed2 was), open; dev_r8 and sealed5: round 8's open and blind halves (drawn as
     # sealed2 was); dev_r9: round 9 (drawn as sealed2 was), open; dev_r10 and sealed6: round 10's
     # open and blind halves (drawn as sealed2 was, a rank dying without a traceback twice as often)
-    for part in (
-        "dev",
-        "dev_r3",
-        "dev_r4",
-        "dev_r5",
-        "dev_r6",
-        "dev_r7",
-        "dev_r8",
-        "dev_r9",
-        "dev_r10",
-        "sealed",
-        "sealed2",
-        "sealed3",
-        "sealed4",
-        "sealed5",
-        "sealed6",
-        "fresh",
-    ):
+    # (the open parts are the calibration's run-produced development corpora)
+    for part in (*RUN_PRODUCED, "sealed", "sealed2", *STILL_BLIND, "fresh"):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found
@@ -256,10 +244,6 @@ def summary_lines(name: str, report: Report) -> list[str]:
             else []
         ),
     ]
-
-
-# The sealed parts nobody has read a miss of (realruns/sealed and sealed2 have been read).
-STILL_BLIND = ("sealed3", "sealed4", "sealed5", "sealed6")
 
 
 def sealed(name: str) -> bool:
