@@ -1,7 +1,7 @@
 """Fit the confidence calibration (rootcause/engine/calibration.json) on the development corpora.
 
 `python -m bench.calibrate --shared ../shared` diagnoses every log of ../shared/corpus/{dev,dev2,
-dev3} and bench/realruns/corpus/{dev,dev_r3,...,dev_r9} with raw evidence scores, records
+dev3} and bench/realruns/corpus/{dev,dev_r3,...,dev_r10} with raw evidence scores, records
 for each diagnosed log its score, the kind of answer (rootcause.engine.calibration.answer_kind,
 from what the rank inference says its answer rests on, rootcause.ranks.Basis: one process,
 several ranks and none named, a rank named by its own error or by inference) and whether
@@ -26,7 +26,7 @@ that kind's logs, except that each bin is shrunk towards the table of all kinds 
 bin's mean score) rather than towards the score itself, its strength also chosen by leaving one
 corpus out (refitting the table of all kinds without that corpus too) where that can tell.
 
-The multi-rank kinds' tables are fitted on first-look rows only (realruns/dev_r3's to dev_r9's): on
+The multi-rank kinds' tables are fitted on first-look rows only (realruns/dev_r3's to dev_r10's): on
 every other corpus the rank rules were written from those very logs, so a rank named there is right
 by construction (~100 %), while run-produced logs the engine had not seen got ~88-95 % (the blind
 sealed2 and sealed3 said the same). A multi-rank kind with fewer than MIN_KIND_ROWS first-look rows
@@ -72,7 +72,17 @@ STRENGTHS = (5.0, 10.0, 20.0, 50.0)
 # a kind of answer with fewer diagnosed logs than this takes the table of all kinds (above it the
 # prior, at least 5 pseudo-observations at the table of all kinds, keeps a small kind near it)
 MIN_KIND_ROWS = 8
-RUN_PRODUCED = ("dev", "dev_r3", "dev_r4", "dev_r5", "dev_r6", "dev_r7", "dev_r8", "dev_r9")
+RUN_PRODUCED = (
+    "dev",
+    "dev_r3",
+    "dev_r4",
+    "dev_r5",
+    "dev_r6",
+    "dev_r7",
+    "dev_r8",
+    "dev_r9",
+    "dev_r10",
+)
 # Kinds without a rank question keep the table of all kinds: most rows are theirs, and their few
 # weak-evidence logs (a lone driver line, at a score near 0.4) were right in these corpora by
 # construction; a table of their own, shrunk towards the table of all kinds, stated them certain

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import hangs
-from bench.calibrate import pooled_ece, reliability
+from bench.calibrate import RUN_PRODUCED, pooled_ece, reliability
+from bench.realruns.generate import rank_decidable
 from rootcause.cli import InputError, diagnose_path
 from rootcause.engine import Engine, get_engine
 
@@ -52,6 +53,7 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
     ]
     misses: list[dict[str, str | int | None]] = []
     top1 = rank_total = rank_ok = healthy_bad = healthy_total = multi_total = multi_ok = 0
+    decidable_total = decidable_ok = 0
     outside = outside_named = 0
     support: Counter[str] = Counter()
     correct: Counter[str] = Counter()
@@ -90,6 +92,9 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
         if rank_checked:
             rank_total += 1
             rank_ok += rank_right
+        if rank_checked and log_decides_rank(label):
+            decidable_total += 1
+            decidable_ok += rank_right
         if label.get("multi_rank"):
             multi_total += 1
             multi_ok += result.initiating_rank == label.get("initiating_rank")
@@ -130,6 +135,8 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
         "rank_files": rank_total,
         "rank_ok": rank_ok,
         "rank_accuracy": rank_ok / rank_total if rank_total else 1.0,
+        "decidable_rank_files": decidable_total,
+        "decidable_rank_ok": decidable_ok,
         "multi_rank_files": multi_total,
         "multi_rank_ok": multi_ok,
         "multi_rank_accuracy": multi_ok / multi_total if multi_total else 1.0,
@@ -144,6 +151,17 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
 OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
+def log_decides_rank(label: dict[str, Any]) -> bool:
+    """Whether the labelled log can decide its initiating rank. A run-produced log (its label
+    names the launcher) is judged by its scenario's name (`generate.rank_decidable`: not a
+    two-rank collective mismatch whose ranks report each other); a public log always counts."""
+    return "launcher" not in label or rank_decidable(label["file"].removesuffix(".log"))
+
+
+# The sealed parts nobody has read a miss of (realruns/sealed and sealed2 have been read).
+STILL_BLIND = ("sealed3", "sealed4", "sealed5", "sealed6")
+
+
 def default_corpora(shared: Path) -> list[tuple[str, Path]]:
     """(name, directory) for every corpus found: the shared ones, then the run-produced ones."""
     found: list[tuple[str, Path]] = []
@@ -155,23 +173,10 @@ def default_corpora(shared: Path) -> list[tuple[str, Path]]:
     # dev_r3 and sealed3: round 3's open and blind parts (generate.py --round 3); dev_r4 and
     # dev_r5: rounds 4 and 5; dev_r6 and sealed4: round 6's open and blind parts; dev_r7: round 7
     # (drawn as sealed2 was), open; dev_r8 and sealed5: round 8's open and blind halves (drawn as
-    # sealed2 was); dev_r9: round 9 (drawn as sealed2 was), open
-    for part in (
-        "dev",
-        "dev_r3",
-        "dev_r4",
-        "dev_r5",
-        "dev_r6",
-        "dev_r7",
-        "dev_r8",
-        "dev_r9",
-        "sealed",
-        "sealed2",
-        "sealed3",
-        "sealed4",
-        "sealed5",
-        "fresh",
-    ):
+    # sealed2 was); dev_r9: round 9 (drawn as sealed2 was), open; dev_r10 and sealed6: round 10's
+    # open and blind halves (drawn as sealed2 was, a rank dying without a traceback twice as often)
+    # (the open parts are the calibration's run-produced development corpora)
+    for part in (*RUN_PRODUCED, "sealed", "sealed2", *STILL_BLIND, "fresh"):
         if (REALRUNS / part / "labels.jsonl").is_file():
             found.append((f"realruns/{part}", REALRUNS / part))
     return found
@@ -200,6 +205,19 @@ def pct(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "n/a"
 
 
+def rank_left_out(report: Report) -> bool:
+    """Some logs with a labelled rank are ones the log cannot decide (`log_decides_rank`)."""
+    return bool(report["decidable_rank_files"] != report["rank_files"])
+
+
+def decidable_rank(report: Report) -> str:
+    """The initiating-rank figure over the logs whose rank the log can decide, and how many
+    were left out (`log_decides_rank`)."""
+    n, ok = report["decidable_rank_files"], report["decidable_rank_ok"]
+    left = report["rank_files"] - n
+    return f"{pct(ok, n)} ({ok}/{n}; left out: {left} two-rank mirrored collective mismatches)"
+
+
 def summary_lines(name: str, report: Report) -> list[str]:
     return [
         f"{name}: {report['files']} files ({report['seconds']:.1f} s)",
@@ -207,6 +225,11 @@ def summary_lines(name: str, report: Report) -> list[str]:
         f" ({report['top1_count']}/{report['in_taxonomy']} in the taxonomy)",
         f"  initiating-rank accuracy: {pct(report['rank_ok'], report['rank_files'])}"
         f" over {report['rank_files']} files whose label names a rank",
+        *(
+            [f"    where the log can decide it: {decidable_rank(report)}"]
+            if rank_left_out(report)
+            else []
+        ),
         f"  initiating rank on all {report['multi_rank_files']} multi-rank logs (null included):"
         f" {pct(report['multi_rank_ok'], report['multi_rank_files'])}",
         f"  healthy logs misdiagnosed: {report['healthy_misdiagnosed']}"
@@ -225,14 +248,10 @@ def summary_lines(name: str, report: Report) -> list[str]:
 
 def sealed(name: str) -> bool:
     """A sealed corpus (realruns/sealed, and the later blind parts realruns/sealed2, sealed3,
-    sealed4 and sealed5) is scored blind: no file names, no confusions, only the figures.
+    sealed4, sealed5 and sealed6) is scored blind: no file names, no confusions, only the figures.
     realruns/sealed and sealed2 are no longer blind (their misses were read by their owner, in
     issue 32's third and eighth rounds) but keep being reported the same way."""
-    return Path(name).name in ("sealed", "sealed2", "sealed3", "sealed4", "sealed5")
-
-
-# The sealed parts nobody has read a miss of (realruns/sealed and sealed2 have been read).
-STILL_BLIND = ("sealed3", "sealed4", "sealed5")
+    return Path(name).name in ("sealed", "sealed2", *STILL_BLIND)
 
 
 def blind_pool_line(reports: list[tuple[str, Report]]) -> str | None:
@@ -249,6 +268,9 @@ def blind_pool_line(reports: list[tuple[str, Report]]) -> str | None:
         f" {pct(total('top1_count'), total('in_taxonomy'))}"
         f" ({total('top1_count')}/{total('in_taxonomy')}), initiating rank"
         f" {pct(total('rank_ok'), total('rank_files'))} ({total('rank_ok')}/{total('rank_files')}),"
+        " where the log can decide it"
+        f" {pct(total('decidable_rank_ok'), total('decidable_rank_files'))}"
+        f" ({total('decidable_rank_ok')}/{total('decidable_rank_files')}),"
         f" healthy flagged {total('healthy_misdiagnosed')} of {total('healthy_files')}, ECE"
         f" {pooled_ece([r['reliability'] for r in parts]):.3f} over {total('diagnosed')} diagnosed"
     )
@@ -348,6 +370,33 @@ def hang_figures() -> list[tuple[str, hangs.Figures]]:
     return parts
 
 
+def decidable_table(reports: list[tuple[str, Report]]) -> list[str]:
+    """Beside the headline rank figure, for the corpora holding logs whose rank the log cannot
+    decide: the figure without them (the rule: `bench/realruns/generate.py`'s
+    `mirrored_mismatch`, applied by scenario name)."""
+    rows = [
+        f"| {name} | {pct(r['rank_ok'], r['rank_files'])} ({r['rank_ok']}/{r['rank_files']})"
+        f" | {decidable_rank(r)} |"
+        for name, r in reports
+        if rank_left_out(r)
+    ]
+    if not rows:
+        return []
+    return [
+        "",
+        "Initiating rank where the log can decide it: the run-produced logs of a two-rank",
+        "collective mismatch whose ranks both raise (`generate.py`'s `mirrored_mismatch`, by the",
+        "scenario's name: fault `collective`, world size 2, a launcher that shows every rank's",
+        "traceback) are left out, because each rank reports the other's collective and nothing in",
+        "the log says which left the common sequence. The figure above, over every labelled rank,",
+        "stays the headline.",
+        "",
+        "| corpus | initiating rank | where the log can decide it |",
+        "| --- | ---: | ---: |",
+        *rows,
+    ]
+
+
 def accuracy_markdown(
     reports: list[tuple[str, Report]],
     questions: Report | None,
@@ -378,9 +427,10 @@ def accuracy_markdown(
         "survivor was stopped silent, fixed by kind and tested on a new run; a 2-rank collective",
         "mismatch whose two reports mirror each other, which the log cannot decide): its rank",
         "figure and ECE since then are not blind either. The blind parts are `realruns/sealed3`,",
-        "`sealed4` and `sealed5`. In issue 32's ninth round a check over every part's files",
-        "(a grep for the wording of dev_r9's class miss, after its fix was written) showed the",
-        "names of sealed5's files holding that wording and the class the fixed engine gives them:",
+        "`sealed4`, `sealed5` and `sealed6`. In issue 32's ninth round a check over every part's",
+        "files (a grep for the wording of dev_r9's class miss, after its fix was written) showed",
+        "the names of sealed5's files holding that wording and the class the fixed engine gives",
+        "them:",
         "nothing was tuned after it, but sealed5's top-1 since then is not fully blind",
         "(bench/realruns/README.md, round 9).",
         "",
@@ -392,10 +442,10 @@ def accuracy_markdown(
         "class is named. ECE is the expected calibration error of the stated confidence over the",
         "diagnosed logs (the count-weighted gap between the confidence and the rate of right",
         "answers, per decile); the calibration was fitted on shared/dev, dev2, dev3,",
-        "realruns/dev and dev_r3 to dev_r9 (`python -m bench.calibrate`), never on a sealed part",
+        "realruns/dev and dev_r3 to dev_r10 (`python -m bench.calibrate`), never on a sealed part",
         "(nor on realruns/sealed2 since its misses were read: it is held apart as the others).",
         "Those corpora are also the ones the engine's signals were written from, so their own ECE",
-        "is small by construction; realruns/dev_r3 to dev_r9 enter the",
+        "is small by construction; realruns/dev_r3 to dev_r10 enter the",
         "fit with their first looks (their answers from the engine before anything was learnt from",
         "them,",
         "`bench/calibration_first_look.jsonl`), the tables are per kind of answer (one process;",
@@ -414,7 +464,9 @@ def accuracy_markdown(
         "`realruns/sealed2` was (its launchers and weights), to learn from without reading it;",
         "`realruns/dev_r8` (open) and `realruns/sealed5` (blind) are round 8, halves of one more",
         "draw as sealed2 was, made before sealed2 was read; `realruns/dev_r9` (open) is round 9,",
-        "drawn the same way, all open.",
+        "drawn the same way, all open; `realruns/dev_r10` (open) and `realruns/sealed6` (blind)",
+        "are round 10, halves of one more draw as sealed2 was, a rank ending without a traceback",
+        "(an exit code, an abort or a crash signal) drawn twice as often.",
         "",
         "| corpus | files | top-1 (in taxonomy) | initiating rank | strict multi-rank"
         " | healthy misdiagnosed | out-of-taxonomy named | ECE |",
@@ -429,6 +481,7 @@ def accuracy_markdown(
             f" of {r['healthy_files']} | {r['out_of_taxonomy_named']} of {r['out_of_taxonomy']}"
             f" | {r['ece']:.3f} |"
         )
+    lines += decidable_table(reports)
     sealed_parts = [r for name, r in reports if sealed(name)]
     if len(sealed_parts) > 1:
         lines += [
@@ -459,6 +512,7 @@ def accuracy_markdown(
             "realruns/dev_r7",
             "realruns/dev_r8",
             "realruns/dev_r9",
+            "realruns/dev_r10",
         ):
             blind = " (blind: counts only)" if sealed(name) else ""
             lines += [

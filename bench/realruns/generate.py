@@ -82,6 +82,10 @@ class Scenario:
         return "lit_train.py" if self.launcher == "lightning" else "train.py"
 
 
+# The parts nobody working on the engine reads: the generator does not name their runs.
+BLIND = ("sealed3", "sealed4", "sealed5", "sealed6")
+
+
 def sealed(name: str) -> bool:
     """About a third of the scenarios, fixed by the name alone."""
     return int(hashlib.sha256(name.encode()).hexdigest(), 16) % 3 == 0
@@ -1252,6 +1256,34 @@ ROUND2_HEALTHY: list[tuple[str, str]] = [
 ]
 
 
+# The launchers under which every rank's own traceback reaches the log. torch.multiprocessing.spawn
+# is not one: its parent reports the one exception it took first and stops the other processes.
+EVERY_RANK_RAISES = frozenset(LAUNCHERS[1:7]) | {"mp", "accelerate", "lightning"}
+# A drawn or listed scenario's name: "<slug>__<launcher>_w<world size>_..." (rounds 1-10).
+_NAME_RE = re.compile(r"^(?P<slug>[a-z0-9-]+)__(?P<launcher>[a-z0-9-]+)_w(?P<world>\d+)_")
+
+
+def mirrored_mismatch(slug: str, launcher: str, nprocs: int) -> bool:
+    """A collective mismatch between two ranks whose log holds both ranks' reports: the rank
+    that breaks calls a collective of its own at the step the other calls the usual one, both
+    raise at once with the mirror image of one report ("Rank 0 is running X, but Rank 1 is
+    running Y" and the converse), within milliseconds, and the elastic agent's Root Cause is
+    the first exit it polled. Nothing in such a log says which rank left the common sequence (with
+    three ranks or more the others agree, and the odd one is decided), so its label's rank
+    (the rank the scenario broke) is not one the log can decide."""
+    return slug == "collective-mismatch" and nprocs == 2 and launcher in EVERY_RANK_RAISES
+
+
+def rank_decidable(name: str) -> bool:
+    """Whether the log of the scenario of this name (a corpus file's `run-<name>.log`, or the
+    name alone) can decide its initiating rank: the rule `mirrored_mismatch` over the structure
+    the name states, never over which runs an engine missed."""
+    m = _NAME_RE.match(name.removeprefix("run-"))
+    if m is None:
+        return True
+    return not mirrored_mismatch(m.group("slug"), m.group("launcher"), int(m.group("world")))
+
+
 def existing_names(corpus: Path = CORPUS) -> set[str]:
     """The scenario names of the first round: the code's lists and the labels in corpus/."""
     names = {sc.name for sc in scenarios() + fresh_scenarios()}
@@ -1465,6 +1497,43 @@ def round9_scenarios(
     return _after(9, _drawn_before(9), seed, exclude, ROUND2_RANKED, counts, like=2)
 
 
+# Round 10 (issue 32): drawn as sealed2 was (a family's launchers, like=2) over round 6's families,
+# where the rank that ends without a traceback dies of a crash signal (SIGSEGV, SIGBUS, SIGFPE) as
+# well as exit codes 1 and 3 and abort, under spawn too, and the host-OOM kill leaves out the
+# launchers whose logs have no kill wording. That family is listed twice, so a rank dying with no
+# traceback comes twice as often as each other family. Split by a hash of its own into an open
+# half (corpus/dev_r10/) and a sixth blind part (corpus/sealed6/).
+ROUND10_RANKED = [
+    *ROUND6_RANKED,
+    *(family for family in ROUND6_RANKED if family[0] == "child-exit"),
+]
+
+
+def sealed6(name: str) -> bool:
+    """Round 10's blind half (corpus/sealed6/), fixed by the name alone: a hash of its own, not
+    `sealed()`'s third nor `sealed4()`'s or `sealed5()`'s half."""
+    return int(hashlib.sha256(f"sealed6:{name}".encode()).hexdigest(), 16) % 2 == 0
+
+
+def round10_scenarios(
+    seed: int = 10,
+    exclude: set[str] | None = None,
+    ranked: int = 54,
+    every_rank: int = 8,
+    single: int = 0,
+    healthy: int = 12,
+) -> list[Scenario]:
+    """Runs drawn as sealed2 was (the launcher among a family's launchers, so the torchrun forms
+    come five to one) over `ROUND10_RANKED` (crash signals and spawn for the rank that ends
+    without a traceback, drawn twice as often), with a seed of their own, never one of rounds
+    1-9's names or combinations (rounds 2-9 from their draws in code, not from a sealed part's
+    files), weighted to runs where one rank breaks first (54, with 8 alike and 12 healthy; no
+    single process). `--round 10` writes the half `sealed6()` picks to corpus/sealed6/, blind,
+    and the rest to corpus/dev_r10/, open. Deterministic for a seed and an exclude set."""
+    counts = (ranked, every_rank, single, healthy)
+    return _after(10, _drawn_before(10), seed, exclude, ROUND10_RANKED, counts, like=2)
+
+
 def _drawn_before(round_no: int) -> list[Scenario]:
     """Every seeded round's draw before `round_no` (rounds 2 to round_no - 1), in order."""
     rounds = (
@@ -1475,6 +1544,7 @@ def _drawn_before(round_no: int) -> list[Scenario]:
         round6_scenarios,
         round7_scenarios,
         round8_scenarios,
+        round9_scenarios,
     )
     return [sc for draw in rounds[: round_no - 2] for sc in draw()]
 
@@ -1518,7 +1588,7 @@ def _drawn(
     out: list[Scenario] = []
     # the programs' seeds: 200-999 in round 2, 1000-1799 in round 3, 2000-2799 in round 4,
     # 3000-3799 in round 5, 4000-4999 in round 6, 5000-5999 in round 7, 6000-6999 in round 8,
-    # 7000-7999 in round 9 (none used in round 1; rounds 6-9 take their whole thousand: their exclusions reject more
+    # 7000-7999 in round 9, 8000-8999 in round 10 (none used in round 1; rounds 6-10 take their whole thousand: their exclusions reject more
     # draws still)
     low = 200 if round_no == 2 else 1000 * (round_no - 2)
     width = 1000 if round_no >= 6 else 800
@@ -1732,7 +1802,7 @@ def main() -> int:
         "--round",
         type=int,
         default=1,
-        choices=(1, 2, 3, 4, 5, 6, 7, 8, 9),
+        choices=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
         help="2: the round-2 variants (round2_scenarios) into corpus/sealed2/, a second blind part;"
         " 3: round3_scenarios into corpus/dev_r3/ (open) and corpus/sealed3/ (blind);"
         " 4: round4_scenarios into corpus/dev_r4/ (open);"
@@ -1741,7 +1811,9 @@ def main() -> int:
         " 7: round7_scenarios (drawn as round 2 was) into corpus/dev_r7/ (open);"
         " 8: round8_scenarios (drawn as round 2 was) into corpus/dev_r8/ (open) and"
         " corpus/sealed5/ (blind);"
-        " 9: round9_scenarios (drawn as round 2 was) into corpus/dev_r9/ (open)",
+        " 9: round9_scenarios (drawn as round 2 was) into corpus/dev_r9/ (open);"
+        " 10: round10_scenarios (drawn as round 2 was) into corpus/dev_r10/ (open) and"
+        " corpus/sealed6/ (blind)",
     )
     args = parser.parse_args()
     # Only in .venv-realruns (bench/realruns/requirements.txt); the project's own venv, whose mypy
@@ -1751,7 +1823,7 @@ def main() -> int:
     version = torch.__version__
     round2, round3, round4 = args.round == 2, args.round == 3, args.round == 4
     round5, round6, round7 = args.round == 5, args.round == 6, args.round == 7
-    round8, round9 = args.round == 8, args.round == 9
+    round8, round9, round10 = args.round == 8, args.round == 9, args.round == 10
     pool = (
         fresh_scenarios()
         if args.fresh
@@ -1771,6 +1843,8 @@ def main() -> int:
         if round8
         else round9_scenarios()
         if round9
+        else round10_scenarios()
+        if round10
         else scenarios()
     )
     chosen = [sc for sc in pool if args.only in sc.name]
@@ -1786,10 +1860,13 @@ def main() -> int:
         + round7_scenarios()
         + round8_scenarios()
         + round9_scenarios()
+        + round10_scenarios()
     ]
     assert len(names) == len(set(names)), "scenario names must be unique"
 
     def part(sc: Scenario) -> str:
+        if round10:
+            return "sealed6" if sealed6(sc.name) else "dev_r10"
         if round9:
             return "dev_r9"
         if round8:
@@ -1808,7 +1885,7 @@ def main() -> int:
 
     def shown(sc: Scenario) -> str:
         """A blind part's scenario is not named on the terminal (round 2's were, before this)."""
-        return f"(a {part(sc)} run)" if part(sc) in ("sealed3", "sealed4", "sealed5") else sc.name
+        return f"(a {part(sc)} run)" if part(sc) in BLIND else sc.name
 
     if args.list:
         for sc in chosen:
@@ -1833,6 +1910,8 @@ def main() -> int:
         if round8
         else ("dev_r9",)
         if round9
+        else ("dev_r10", "sealed6")
+        if round10
         else ("dev", "sealed")
     )
     labels: dict[str, dict[str, dict]] = {name: {} for name in parts}

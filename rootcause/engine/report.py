@@ -102,6 +102,9 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
             "(the traceback shows the call that failed; for a killed process add "
             "`dmesg | tail`)"
         )
+    device = None if scan.ranks_seen else _oom_device([*(e.text for e in evidence), *scan.tail])
+    if device:
+        missing.append(_device_fact(device))
     leads = _decided_by(held, winner)
     if leads:
         missing.insert(0, "what would decide it: " + "; ".join(leads))
@@ -144,6 +147,36 @@ def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> Diagno
         encyclopedia_url=f"/encyclopedia/{entry.slug}/",
         catalogue_version=version,
         launch=_launch(scan),
+    )
+
+
+# The device a CUDA out-of-memory error names: "Tried to allocate 3.02 GiB (GPU 1; 23.70 GiB
+# total capacity; ..." (torch < 2.1) or "Tried to allocate 2.00 GiB. GPU 1 has a total capacity".
+_OOM_DEVICE_RE = re.compile(
+    r"Tried to allocate [^\n]{0,40}?\bGPU (\d{1,4})(?:;| has a total capacity)"
+)
+
+
+def _oom_device(lines: list[str]) -> int | None:
+    """The GPU an out-of-memory error among `lines` (the evidence, the log's last lines) names,
+    when it is not the first one (on GPU 0 a lone process and a job's rank 0 look alike, so it
+    says nothing)."""
+    for text in lines:
+        m = _OOM_DEVICE_RE.search(text)
+        if m is not None and int(m.group(1)) > 0:
+            return int(m.group(1))
+    return None
+
+
+def _device_fact(device: int) -> str:
+    """What the GPU of an out-of-memory error says of the rank when no line names one: the
+    process that owned it, which is a rank only in a job of one process per GPU."""
+    return (
+        f"the out-of-memory error is on GPU {device} and no line names a rank: in a job of one "
+        f"process per GPU (torchrun, DDP, fairseq's distributed training) GPU {device} is "
+        f"usually local rank {device}'s, while one process spreading a model over several GPUs "
+        "(device_map, pipeline stages) or pinned to it has no rank to name; the command line or "
+        "each rank's own output (torchrun --tee 3) would tell which"
     )
 
 

@@ -79,6 +79,11 @@ def test_sealed_table_hides_what_misses_were_named(corpus: Path) -> None:
     assert "gloo-timeout" not in text
     assert "(sealed)" in text
     assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r8", report)], None)
+    # and the sixth (generate.py --round 10's blind half), while its open half dev_r10 is not
+    text = bench_eval.accuracy_markdown([("realruns/sealed6", report)], None)
+    assert "gloo-timeout" not in text
+    assert "(sealed)" in text
+    assert "gloo-timeout x1" in bench_eval.accuracy_markdown([("realruns/dev_r10", report)], None)
 
 
 def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
@@ -87,7 +92,8 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
     # realruns/sealed2: the second blind part (generate.py --round 2); dev_r3 and sealed3 are
     # round 3's open and blind parts, dev_r4 and dev_r5 rounds 4's and 5's open parts, dev_r6 and
     # sealed4 round 6's open and blind parts, dev_r7 round 7's (drawn as sealed2 was), dev_r8 and
-    # sealed5 round 8's open and blind halves (drawn as sealed2 was), dev_r9 round 9's (open)
+    # sealed5 round 8's open and blind halves (drawn as sealed2 was), dev_r9 round 9's (open),
+    # dev_r10 and sealed6 round 10's open and blind halves
     in_repo = [
         "realruns/dev",
         "realruns/dev_r3",
@@ -97,11 +103,13 @@ def test_without_shared_only_the_in_repo_corpora(tmp_path: Path) -> None:
         "realruns/dev_r7",
         "realruns/dev_r8",
         "realruns/dev_r9",
+        "realruns/dev_r10",
         "realruns/sealed",
         "realruns/sealed2",
         "realruns/sealed3",
         "realruns/sealed4",
         "realruns/sealed5",
+        "realruns/sealed6",
         "realruns/fresh",
     ]
     assert names == in_repo
@@ -176,3 +184,51 @@ def test_the_parts_still_blind_are_pooled_apart_from_those_read(corpus: Path) ->
     assert "initiating rank 50.0% (2/4)" in line
     assert "healthy flagged 2 of 4" in line
     assert bench_eval.blind_pool_line(reports[:2]) is None
+
+
+def test_beside_the_rank_figure_the_one_over_logs_that_can_decide_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a run-produced label (it names a launcher) of a two-rank collective mismatch under torchrun:
+    # both ranks raise mirrored reports, so its rank is left out of the second figure by its
+    # scenario's name; under spawn, with three ranks, or in a public log it stays in
+    mirrored = "run-collective-mismatch__torchrun-tee_w2_rank0_numel_step2.log"
+    spawn = "run-collective-mismatch__spawn_w2_rank1_op.log"
+    three = "run-collective-mismatch__mp_w3_rank2_numel_step3.log"
+    public = "gh-collective-mismatch__x-1.log"
+    # the engine's answers: no rank for the mirrored pair, the labelled rank for the others
+    answers: dict[str, int | None] = {mirrored: None, spawn: 1, three: 2, public: 0}
+    launchers = {mirrored: "torchrun-tee", spawn: "spawn", three: "mp"}
+    labels: list[dict[str, object]] = []
+    for file, rank in ((mirrored, 0), (spawn, 1), (three, 2), (public, 0)):
+        label: dict[str, object] = {"file": file, "slug": "collective-mismatch"}
+        label |= {"multi_rank": True, "initiating_rank": rank}
+        if file in launchers:
+            label["launcher"] = launchers[file]
+        labels.append(label)
+        (tmp_path / file).write_text("log\n")
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+
+    def diagnose(path: str, engine: object) -> SimpleNamespace:
+        failure = SimpleNamespace(slug="collective-mismatch", confidence=0.9)
+        return SimpleNamespace(failure=failure, initiating_rank=answers[Path(path).name])
+
+    monkeypatch.setattr(bench_eval, "diagnose_path", diagnose)
+    report = bench_eval.evaluate(tmp_path, engine=None)  # type: ignore[arg-type]
+
+    assert (report["rank_ok"], report["rank_files"]) == (3, 4)  # the headline: every rank
+    assert (report["decidable_rank_ok"], report["decidable_rank_files"]) == (3, 3)
+    lines = bench_eval.summary_lines("realruns/dev_r9", report)
+    assert "  initiating-rank accuracy: 75.0% over 4 files whose label names a rank" in lines
+    assert (
+        "    where the log can decide it: 100.0% (3/3; left out: 1 two-rank mirrored collective"
+        " mismatches)" in lines
+    )
+    text = bench_eval.accuracy_markdown([("realruns/dev_r9", report)], None)
+    assert "| realruns/dev_r9 | 75.0% (3/4) | 100.0% (3/3; left out: 1 two-rank" in text
+    # a corpus without such logs gets no second figure
+    report |= {"decidable_rank_files": 4, "decidable_rank_ok": 3}
+    assert not any("can decide" in line for line in bench_eval.summary_lines("x", report))
+    assert "where the log can decide it |" not in bench_eval.accuracy_markdown(
+        [("x", report)], None
+    )

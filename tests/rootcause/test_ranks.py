@@ -853,3 +853,42 @@ def test_two_lost_peers_name_the_one_after_every_timeout_only_when_every_rank_sp
         ranks_seen={0, 1, 2, 3},
     )
     assert answer.basis is not Basis.WAITED_FOR
+
+
+OOM_ON = (
+    "| WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of memory.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/env/site-packages/fairseq/optim/adam.py", line 210, in step\n'
+    '    denom = exp_avg_sq.sqrt().add_(group["eps"])\n'
+    "RuntimeError: CUDA out of memory. Tried to allocate 3.02 GiB ({gpu}; 23.70 GiB total "
+    "capacity; 16.92 GiB already allocated; 1019.69 MiB free; 21.03 GiB reserved in total by "
+    "PyTorch)\n"
+)
+
+
+def test_an_oom_on_another_gpu_than_the_first_says_which_rank_it_may_be():
+    # no line names a rank: the GPU is a local rank only in a job of one process per GPU, so no
+    # rank is named, and the answer says what the device suggests and what would tell
+    result = get_engine().diagnose([OOM_ON.format(gpu="GPU 1")])
+
+    assert result.failure is not None
+    assert result.initiating_rank is None
+    fact = next(f for f in result.missing_facts if "GPU 1" in f)
+    assert "local rank 1" in fact
+    assert "one process spreading a model" in fact
+
+
+def test_an_oom_on_gpu_0_or_in_a_ranked_log_adds_no_device_fact():
+    # GPU 0 is a lone process's and rank 0's alike; where ranks are named they speak for
+    # themselves (torch >= 2.1's wording read as well)
+    first = get_engine().diagnose([OOM_ON.format(gpu="GPU 0")])
+    newer = OOM_ON.replace("({gpu}; 23.70 GiB total capacity", ". {gpu} has a total capacity")
+    ranked = get_engine().diagnose(
+        ["".join(f"[rank1]: {line}\n" for line in newer.format(gpu="GPU 3").splitlines())]
+    )
+
+    assert not any("no line names a rank" in f for f in first.missing_facts)
+    assert ranked.initiating_rank == 1
+    assert not any("no line names a rank" in f for f in ranked.missing_facts)
+    newer_alone = get_engine().diagnose([newer.format(gpu="GPU 3")])
+    assert any("GPU 3" in f and "local rank 3" in f for f in newer_alone.missing_facts)

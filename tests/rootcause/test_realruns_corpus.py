@@ -15,7 +15,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "bench" / "realruns" / "corpus"
 PARTS = ("dev", "sealed")
 # every part whose labels and logs must be well formed: the second blind part (--round 2) too,
 # round 3's open and blind parts, rounds 4's and 5's open parts, round 6's open and blind parts,
-# round 7's open part, round 8's open and blind halves, round 9's open part
+# round 7's open part, round 8's open and blind halves, round 9's open part, round 10's open and
+# blind halves
 CHECKED = (
     *PARTS,
     "sealed2",
@@ -29,6 +30,8 @@ CHECKED = (
     "dev_r8",
     "sealed5",
     "dev_r9",
+    "dev_r10",
+    "sealed6",
 )
 FIELDS = {"file", "slug", "multi_rank", "initiating_rank", "source", "launcher", "torch", "how"}
 
@@ -193,6 +196,20 @@ def test_round_9_is_new_runs_drawn_as_sealed2_was() -> None:
     assert sum(row["slug"] == "none" for row in rows) >= 10
     assert sum(row["slug"] != "none" and row["initiating_rank"] is None for row in rows) >= 6
     assert all(row["how"].startswith("round 9:") for row in rows)
+
+
+def test_round_10_halves_are_new_runs_drawn_as_sealed2_was() -> None:
+    """corpus/dev_r10 and corpus/sealed6 (generate.py --round 10) share no scenario with the
+    earlier parts nor with each other; the blind half has at least as many runs with a known
+    initiating rank as sealed5 (24) less what a generation drops."""
+    earlier = {row["file"] for part in CHECKED[: CHECKED.index("dev_r10")] for row in labels(part)}
+    dev, blind = labels("dev_r10"), labels("sealed6")
+    assert not {row["file"] for row in dev + blind} & earlier
+    assert not {row["file"] for row in dev} & {row["file"] for row in blind}
+    assert sum(row["initiating_rank"] is not None for row in blind) >= 20
+    for rows in (dev, blind):
+        assert len(rows) >= 28
+        assert all(row["how"].startswith("round 10:") for row in rows)
 
 
 def test_logs_do_not_name_their_scenario() -> None:
