@@ -6,6 +6,8 @@ and live in tests/rootcause/runs: a new file under tests/logs would redraw the m
 
 from pathlib import Path
 
+import pytest
+
 from rootcause.engine import get_engine
 from rootcause.result import DiagnosisResult
 
@@ -41,3 +43,85 @@ def test_a_spawned_rank_stopped_by_a_signal_it_did_not_raise_leaves_the_peer_los
     )
 
     assert slug(result) == "gloo-timeout"
+
+
+# --- the issue's list of kinds, each checked on an excerpt written in a real thread's wording ---
+# (tests/rootcause/runs/kinds; None: no class is named)
+KINDS = [
+    # wordings
+    ("nccl_info_cuda_failure3.log", "nccl-cuda-error"),
+    ("cpu_adam_notebook.log", "deepspeed-op-build"),
+    ("torch_save_cannot_be_opened.log", "disk-full"),
+    ("xid79.log", "gpu-hardware-fault"),
+    ("xid48_dmesg.log", "gpu-hardware-fault"),
+    ("xid_ecc.log", "gpu-hardware-fault"),
+    ("gpu_lost_smi.log", "gpu-hardware-fault"),
+    ("hf_state_dict_size_mismatch.log", "state-dict-mismatch"),
+    ("lightning_missing_keys.log", "state-dict-mismatch"),
+    # Keras 2.11+'s "Layer count mismatch when loading weights from file" (new in this round)
+    ("keras_weights_mismatch.log", "state-dict-mismatch"),
+    ("rdzv_dist_network_error.log", "rendezvous-timeout"),
+    ("rdzv_join_timeout.log", "rendezvous-timeout"),
+    ("hip_oom.log", "activation-oom"),
+    ("mps_oom.log", "activation-oom"),
+    ("hip_no_binary.log", "no-kernel-image"),
+    # TensorFlow 2.10+'s RESOURCE_EXHAUSTED and "Graph execution error:" (new in this round)
+    ("tf_oom.log", "activation-oom"),
+    # "cuDNN error: CUDNN_STATUS_ALLOC_FAILED": the card out of memory (new in this round)
+    ("cudnn_status_alloc_failed.log", "activation-oom"),
+    # no engine for the shape, or none that fits: the catalogue's cuDNN class says both
+    ("cudnn_no_valid_algo_oom.log", "cudnn-error"),
+    # a traceback cut mid-statement whose frames say nothing of a class
+    ("traceback_cut_mid_statement.log", None),
+    # visible only in metrics
+    ("loss_climbing.log", "loss-divergence"),  # `| loss 2.31 |`: new in this round
+    ("loss_zero_dicts.log", "nan-loss"),
+    ("loss_zero_only.log", "nan-loss"),  # new in this round
+    ("ds_loss_scale_min.log", "fp16-loss-scale-underflow"),
+    ("apex_loss_scale_halving.log", "fp16-loss-scale-underflow"),
+    ("bar_nan_false_alarm.log", None),  # `train/loss=0.81` logged: new in this round
+    ("tokenizer_warning.log", None),
+    # what happened before the error
+    ("hf_evaluate_oom.log", "eval-memory-growth"),
+    ("custom_test_oom.log", "eval-memory-growth"),  # a script's own test(): new in this round
+    ("setup_oom_from_pretrained.log", "setup-oom"),
+    ("child_failed_behind_shape.log", "shape-mismatch"),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), KINDS)
+def test_the_issues_kinds(name: str, expected: str | None):
+    assert slug(diagnose_run(f"kinds/{name}")) == expected
+
+
+def test_a_loss_that_converges_to_zero_is_no_failure():
+    # the same trainer dictionaries, the loss reaching 0.0 through small values
+    converging = (
+        "{'loss': 0.0412, 'learning_rate': 4.7e-05, 'epoch': 3.0}\n"
+        "{'loss': 0.0031, 'learning_rate': 4.6e-05, 'epoch': 3.5}\n"
+        "{'loss': 0.0004, 'learning_rate': 4.5e-05, 'epoch': 4.0}\n"
+        "{'loss': 0.0, 'learning_rate': 4.4e-05, 'epoch': 4.5}\n"
+        "{'loss': 0.0, 'learning_rate': 4.3e-05, 'epoch': 5.0}\n"
+        "{'loss': 0.0, 'learning_rate': 4.2e-05, 'epoch': 5.5}\n"
+    )
+    assert slug(get_engine().diagnose([converging])) is None
+
+
+def test_a_loss_back_from_zero_is_no_failure():
+    text = (RUNS / "kinds" / "loss_zero_only.log").read_text(encoding="utf-8")
+    text += "{'loss': 1.7315, 'learning_rate': 4.2e-05, 'epoch': 0.16}\n"
+    assert slug(get_engine().diagnose([text])) is None
+
+
+def test_the_training_loss_under_another_namespace_is_not_read_as_it():
+    # `val/loss` and `xtrain/loss` are other figures: the bar's NaN is then the only loss
+    text = (RUNS / "kinds" / "bar_nan_false_alarm.log").read_text(encoding="utf-8")
+    assert slug(get_engine().diagnose([text.replace("train/loss", "val/loss")])) == "nan-loss"
+    assert slug(get_engine().diagnose([text.replace("train/loss", "xtrain/loss")])) == "nan-loss"
+
+
+def test_a_cudnn_status_other_than_alloc_failed_stays_a_cudnn_error():
+    text = (RUNS / "kinds" / "cudnn_status_alloc_failed.log").read_text(encoding="utf-8")
+    for status in ("INTERNAL_ERROR", "ARCH_MISMATCH", "EXECUTION_FAILED"):
+        other = text.replace("ALLOC_FAILED", status)
+        assert slug(get_engine().diagnose([other])) == "cudnn-error", status
