@@ -65,6 +65,21 @@ KINDS = [
     ("hip_oom.log", "activation-oom"),
     ("mps_oom.log", "activation-oom"),
     ("hip_no_binary.log", "no-kernel-image"),
+    ("hip_invalid_device_function.log", "no-kernel-image"),
+    ("hip_illegal.log", "cuda-illegal-memory-access"),
+    ("mps_placeholder.log", "device-mismatch"),
+    ("tf_nan_check.log", "nan-loss"),
+    ("safetensors_mismatch.log", "state-dict-mismatch"),
+    ("peft_mismatch.log", "state-dict-mismatch"),
+    ("diststore_timeout.log", "rendezvous-timeout"),
+    ("fell_off_bus_torch.log", "gpu-hardware-fault"),
+    ("nccl_warn_cuda_failure.log", "nccl-cuda-error"),
+    ("fused_adam_build.log", "deepspeed-op-build"),
+    # new in this round: DeepSpeed's "Unable to JIT load the cpu_adam op due to ...",
+    # TensorFlow's "indices[12,40] = 30522 is not in [0, 30522)", Keras's input-spec check
+    ("ds_op_not_compatible.log", "deepspeed-op-build"),
+    ("tf_embedding_index.log", "embedding-index-out-of-range"),
+    ("tf_shape.log", "shape-mismatch"),
     # TensorFlow 2.10+'s RESOURCE_EXHAUSTED and "Graph execution error:" (new in this round)
     ("tf_oom.log", "activation-oom"),
     # "cuDNN error: CUDNN_STATUS_ALLOC_FAILED": the card out of memory (new in this round)
