@@ -140,3 +140,12 @@ def test_a_cudnn_status_other_than_alloc_failed_stays_a_cudnn_error():
     for status in ("INTERNAL_ERROR", "ARCH_MISMATCH", "EXECUTION_FAILED"):
         other = text.replace("ALLOC_FAILED", status)
         assert slug(get_engine().diagnose([other])) == "cudnn-error", status
+
+
+def test_the_insufficient_driver_message_alone_says_nvidia_smi_decides_it():
+    # the runtime's words for a driver too old are also its words for no NVIDIA driver at all
+    # (Akegarasu/lora-scripts#101: a laptop with an integrated GPU only)
+    result = diagnose_run("kinds/bnb_driver_insufficient.log")
+
+    assert slug(result) == "cuda-driver-mismatch"
+    assert any("nvidia-smi" in f and "cuda-not-available" in f for f in result.missing_facts)
