@@ -98,7 +98,10 @@ KINDS = [
     ("tokenizer_warning.log", None),
     # what happened before the error
     ("hf_evaluate_oom.log", "eval-memory-growth"),
-    ("custom_test_oom.log", "eval-memory-growth"),  # a script's own test(): new in this round
+    # a script's own test() after an epoch said it was evaluating: new in this round
+    ("custom_test_oom.log", "eval-memory-growth"),
+    # ...but a repro snippet's test() with nothing before it is a forward pass like any other
+    ("repro_test_function_oom.log", "activation-oom"),
     ("setup_oom_from_pretrained.log", "setup-oom"),
     ("child_failed_behind_shape.log", "shape-mismatch"),
 ]
