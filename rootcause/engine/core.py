@@ -118,6 +118,7 @@ def _metric_signals(entries: list[Entry]) -> list[Signal]:
     index = {e.slug: i for i, e in enumerate(entries)}
     patterns = {
         "loss-divergence": metrics.LOSS_RE,
+        "nan-loss": metrics.LOSS_RE,
         "host-oom-killed": metrics.HOST_MEMORY_RE,
         "eval-memory-growth": metrics.CENSUS_RE,
     }

@@ -18,6 +18,8 @@ USE: 5.11G`, `cpu mem: 40 GB`). After the scan each series is judged:
   consecutive censuses: something keeps a tensor per step (a loss summed without `.item()`, a
   graph kept alive). The census the log ends in is left out (a paste cuts it).
   `eval-memory-growth`.
+- the loss fell straight to exactly 0 (from 0.1 or more, in one logged step) and stayed there for
+  at least three values to the last one: a NaN the loss computation turned into 0. `nan-loss`.
 
 A finding is a signal of the engine's own (`Finding`), weighed like a catalogue signal: low
 enough that any error line of another class outweighs it.
@@ -36,10 +38,16 @@ from dataclasses import dataclass, field
 # each chunk's first and last WINDOW characters (Hyperscan markers for them cost more than the
 # reading: on a log where every line has a loss, they fire on every line).
 # (the character before "loss" is checked apart: `val_loss`, `eval_loss`, `loss_ctc` are others)
+# (fairseq's and many scripts' `| loss 9.876 |`, `Training Loss 2.2959`: a blank alone separates
+# the figure too; `loss scale: 128` is not a loss: a word comes between)
 LOSS_RE = re.compile(
-    r"(?i)loss['\"]?[ \t]{0,3}[:=][ \t]{0,3}['\"]?(?P<value>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
+    r"(?i)loss['\"]?(?:[ \t]{0,3}[:=][ \t]{0,3}|[ \t]{1,3})['\"]?"
+    r"(?P<value>[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
 )
 _NOT_BEFORE_LOSS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/.-")
+# ...except the training loss under its logger's namespace (`train/loss=0.81`, as Lightning and
+# wandb name it): `val/loss` stays another figure
+_TRAIN_NAMESPACE = "train/"
 # (not a bare "ram": the word hides in too many others)
 HOST_MEMORY_RE = re.compile(
     r"(?i)\b(?:rss|(?:host|cpu) mem(?:ory)?|ram (?:use|usage|used))\b[^\n0-9]{0,20}"
@@ -61,6 +69,9 @@ MIN_LOSSES = 6
 CLIMB_FACTOR = 10.0
 CLIMB_ABSOLUTE = 1.0
 LAST_LOSSES = 3
+# The loss falling straight to exactly 0 and staying: zeros in a row, the least value it fell from.
+MIN_ZEROS = 3
+ZERO_FALL_FROM = 0.1
 # The census: rising counts needed (complete censuses, each larger than the one before).
 MIN_CENSUSES = 3
 # The host memory: figures needed, the factor over the first one, the least final figure.
@@ -94,10 +105,22 @@ class Series:
     # values read from lines that are not a progress bar (a logged figure, not a bar's postfix)
     plain: int = 0
     last_plain: At | None = None
+    # the values of exactly 0 in a row up to the newest value, the first of them, and the value
+    # the loss fell to 0 from
+    zeros: int = 0
+    zero_at: At | None = None
+    fell_from: float = 0.0
 
     def add(self, value: float, at: At) -> None:
         if not math.isfinite(value):
             return
+        if value == 0:
+            if self.zeros == 0:
+                self.zero_at = at
+                self.fell_from = self.recent[-1][0] if self.recent else 0.0
+            self.zeros += 1
+        else:
+            self.zeros = 0
         self.count += 1
         if self.first is None:
             self.first = value
@@ -219,7 +242,7 @@ def _values(
     """The pattern's values in `text` (at most `limit`; a pattern without a value group: 1.0)."""
     line, counted, kept = first_line, 0, 0
     for m in _finditer(pattern, text):
-        if pattern is LOSS_RE and m.start() > 0 and text[m.start() - 1] in _NOT_BEFORE_LOSS:
+        if pattern is LOSS_RE and _other_figure(text, m.start()):
             continue
         kept += 1
         if limit is not None and kept > limit:
@@ -232,6 +255,17 @@ def _values(
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
         yield value, At(source, line, text[start : end if end >= 0 else len(text)][:LINE_CHARS])
+
+
+def _other_figure(text: str, start: int) -> bool:
+    """The `loss` at `start` ends another figure's name (`val_loss`, `eval/loss`, `loss_ctc`)."""
+    if start == 0 or text[start - 1] not in _NOT_BEFORE_LOSS:
+        return False
+    namespace = text[max(0, start - len(_TRAIN_NAMESPACE)) : start].lower()
+    return namespace != _TRAIN_NAMESPACE or (
+        start > len(_TRAIN_NAMESPACE)
+        and text[start - len(_TRAIN_NAMESPACE) - 1] in _NOT_BEFORE_LOSS
+    )
 
 
 def logged_finite_after(metrics: Metrics, position: tuple[int, int]) -> bool:
@@ -258,7 +292,8 @@ class Finding:
 LOSS_CLIMB = ("loss-divergence", "loss-climbs-and-stays", 0.45)
 MEMORY_CLIMB = ("host-oom-killed", "host-memory-multiplies", 0.4)
 TENSORS_GROW = ("eval-memory-growth", "live-tensors-grow", 0.4)
-SIGNALS = (LOSS_CLIMB, MEMORY_CLIMB, TENSORS_GROW)
+LOSS_ZERO = ("nan-loss", "loss-falls-to-zero", 0.45)
+SIGNALS = (LOSS_CLIMB, MEMORY_CLIMB, TENSORS_GROW, LOSS_ZERO)
 
 
 def findings(metrics: Metrics, tail: list[tuple[str, tuple[int, int]]]) -> list[Finding]:
@@ -269,6 +304,9 @@ def findings(metrics: Metrics, tail: list[tuple[str, tuple[int, int]]]) -> list[
         climb = _loss_climb(series, _tail_values(tail, source, LOSS_RE))
         if climb is not None:
             out.append(Finding(LOSS_CLIMB[0], LOSS_CLIMB[1], LOSS_CLIMB[2], climb))
+        zero = _loss_zero(series)
+        if zero is not None:
+            out.append(Finding(LOSS_ZERO[0], LOSS_ZERO[1], LOSS_ZERO[2], zero))
     for series in metrics.host_memory.values():
         growth = _memory_growth(series, tail)
         if growth is not None:
@@ -320,6 +358,17 @@ def _loss_climb(series: Series, tail_values: list[float]) -> At | None:
         return None
     # the line where the loss jumped (else the first recorded last value that is high)
     return series.jump or next((at for v, at in recent if v >= threshold), recent[-1][1])
+
+
+def _loss_zero(series: Series) -> At | None:
+    """The line where the loss fell straight from a real value to exactly 0 and stayed there to
+    its last value: a loss that NaN made 0 (fp16 logits overflowing with the NaN masked out, a
+    trainer's `'loss': 0.0` beside `'grad_norm': nan` or, before transformers logged grad_norm,
+    alone: QwenLM/Qwen-VL#352, NVIDIA-Merlin/Transformers4Rec#493). A loss that converges reaches
+    0 through small values (0.0012, 0.0003), not from 0.1 and up in one step."""
+    if series.zeros < MIN_ZEROS or series.fell_from < ZERO_FALL_FROM:
+        return None
+    return series.zero_at
 
 
 def _memory_growth(series: Series, tail: list[tuple[str, tuple[int, int]]]) -> At | None:

@@ -12,7 +12,7 @@ from rootcause.catalogue import Entry
 from rootcause.confidence import LIKELY, what_would_decide
 from rootcause.engine import similar
 from rootcause.engine.calibration import PROPOSED, answer_kind, calibrated
-from rootcause.engine.rules import Held, confidence, initiating, launcher_report
+from rootcause.engine.rules import Held, confidence, exit_first, initiating, launcher_report
 from rootcause.engine.scanning import EVIDENCE_CHARS, Hit, Scan, ends_in_traceback
 from rootcause.evidence import FRAME_LINE_RE, parse_line
 from rootcause.ranks import NO_RANK, Basis, MismatchSide, frame_place
@@ -62,9 +62,11 @@ def _first_sentence(text: str, limit: int = 300) -> str:
 
 def diagnosed(held: Held, scan: Scan, ranked: list[int], version: str) -> DiagnosisResult:
     """The result when `ranked` (winner first, see rules.candidates) is not empty."""
+    answer = initiating(held, scan, ranked)
+    rank, rank_reason, basis = answer
+    ranked = exit_first(held, scan, ranked, answer)
     winner = ranked[0]
     entry = held.entries[winner]
-    rank, rank_reason, basis = initiating(held, scan, ranked)
     multi = len(scan.ranks_seen) > 1
     evidence, headline = _evidence(held, winner, rank, scan.sources)
     if multi and rank is None:

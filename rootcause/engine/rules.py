@@ -164,6 +164,38 @@ def initiating(held: Held, scan: Scan, ranked: list[int]) -> RankAnswer:
     return answer
 
 
+def exit_first(held: Held, scan: Scan, ranked: list[int], answer: RankAnswer) -> list[int]:
+    """With only collateral failures, and the named rank one that printed no error while the
+    launcher saw it exit on its own (a non-zero exit code; an abort the quiet-exit rule took),
+    the class is the launcher's report of that exit, not the peers' loss of it: put first the
+    collateral entry that holds the launcher's line about that rank.
+
+    torchrun's summary block holds that entry firmly by its score already; mp.spawn's single
+    `ProcessExitedException: process 0 terminated with exit code 3` does not, and the survivor's
+    gloo `Connection reset by peer`, printed earlier, led instead. A rank the agent stopped
+    (SIGTERM) or that others timed out waiting for is not taken: there the stall is the story.
+    """
+    rank = _exited_on_its_own(scan, answer)
+    if rank is None or not held.collateral(ranked[0]):
+        return ranked
+    for e in ranked:
+        exit_line = held.first_errors_by_rank(e).get(rank)
+        if held.collateral(e) and exit_line is not None and launcher_report(exit_line.text):
+            return [e] + [x for x in ranked if x != e]
+    return ranked
+
+
+def _exited_on_its_own(scan: Scan, answer: RankAnswer) -> int | None:
+    """The named rank, when the launcher saw it exit first and by its own doing: the quiet-exit
+    rule's answer, or the one silent rank with an exit code above 0 (not a signal sent to it)."""
+    failed = scan.evidence.launcher_failed
+    if answer.rank is None or failed is None or failed[0] != answer.rank:
+        return None
+    if answer.basis is Basis.QUIET_EXIT or (answer.basis is Basis.SILENT and failed[1] > 0):
+        return answer.rank
+    return None
+
+
 def _repeated_raises(scan: Scan, entry: int) -> int:
     """How many times one error of the entry was raised on unranked lines (its most raised
     signal): the same message raised several times is several processes."""
