@@ -18,6 +18,7 @@ tests/rootcause/test_masking_cluster.py), ``dense_log()`` a log made of them, a 
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections.abc import Callable, Iterator
 from typing import TypedDict
@@ -370,6 +371,27 @@ def public_service_path(rng: random.Random) -> tuple[str, list[str]]:
     return t.replace("{v}", v), [v]
 
 
+def dash_secret(rng: random.Random) -> tuple[str, list[str]]:
+    """A generated password that starts with '-', after a flag or a key, beside the options
+    and negative numbers that must stay (docs/masking.md, found by a redraw on 2026-12-07)."""
+    v = "-" + _s(rng, rng.randint(9, 14), ALNUM + "*@#_")
+    lr, loss = rng.choice(["-1", "-3", "-0.5"]), f"-{rng.uniform(0.01, 3):.2f}"
+    t = rng.choice(
+        [
+            f"python train.py --api-key {{v}} --lr {lr} --verbose  # loss: {loss}",
+            f"secret: {{v}}  (loss: {loss}, --lr {lr})",
+            f"+ deploy.sh --token {{v}} --retries {lr} -v  # {{d}}",
+            f"db_password: {{v}}  delta: {loss}  # {{d}}",
+        ]
+    )
+    return t.replace("{v}", v), [v]
+
+
+# The negative numbers and options beside a value that must stay (decoys): "--lr -1",
+# "loss: -0.53", "--verbose".
+_DASHED_DECOY = re.compile(r"(?:--[a-z]+ |[a-z]+: )-[0-9.]+(?=[ ,)]|$)|--verbose")
+
+
 KINDS: dict[str, Kind] = {
     f.__name__: f
     for f in (
@@ -401,6 +423,10 @@ KINDS: dict[str, Kind] = {
     )
 }
 
+# Kinds added after the speed log was fixed: drawn from a stream of their own after the
+# others (records(later=True)), so neither the earlier records nor dense_log() changed.
+LATER_KINDS: dict[str, Kind] = {f.__name__: f for f in (dash_secret,)}
+
 # Records with nothing to mask, whose text must come out as it went in: a Databricks frame's
 # command id is no card, public service hosts are kept.
 KEPT = [
@@ -418,14 +444,30 @@ class Record(TypedDict):
     decoys: list[str]
 
 
-def records(per_kind: int = 80, seed: int = SEED) -> list[Record]:
-    """The labelled records: ``per_kind`` of every kind, then the records kept whole."""
+def records(per_kind: int = 80, seed: int = SEED, *, later: bool = True) -> list[Record]:
+    """The labelled records: ``per_kind`` of every kind, then the records kept whole, then
+    (``later``) those of ``LATER_KINDS``."""
     rng = random.Random(seed)
+    out = _drawn(rng, KINDS, per_kind)
+    for _ in range(per_kind):
+        text = rng.choice(KEPT).replace("{n}", str(rng.randint(10**15, 10**16 - 1)))
+        d = _decoy(rng)
+        out.append(
+            {"kind": "kept_whole", "text": f"{text} ({d})", "values": [], "decoys": [text, d]}
+        )
+    if later:
+        out += _drawn(random.Random(seed + 1), LATER_KINDS, per_kind)
+    return out
+
+
+def _drawn(rng: random.Random, kinds: dict[str, Kind], per_kind: int) -> list[Record]:
+    """``per_kind`` records of each of ``kinds``, a decoy where the text has a {d} and one
+    before it; the option and negative-number decoys a text holds too."""
     out: list[Record] = []
-    for name, make in KINDS.items():
+    for name, make in kinds.items():
         for _ in range(per_kind):
             text, values = make(rng)
-            decoys = []
+            decoys = _DASHED_DECOY.findall(text)
             while "{d}" in text:
                 d = _decoy(rng)
                 decoys.append(d)
@@ -433,12 +475,6 @@ def records(per_kind: int = 80, seed: int = SEED) -> list[Record]:
             d = _decoy(rng)
             decoys.append(d)
             out.append({"kind": name, "text": f"[{d}] {text}", "values": values, "decoys": decoys})
-    for _ in range(per_kind):
-        text = rng.choice(KEPT).replace("{n}", str(rng.randint(10**15, 10**16 - 1)))
-        d = _decoy(rng)
-        out.append(
-            {"kind": "kept_whole", "text": f"{text} ({d})", "values": [], "decoys": [text, d]}
-        )
     return out
 
 
@@ -446,7 +482,7 @@ def dense_log(size: int, seed: int = SEED) -> Iterator[bytes]:
     """About ``size`` bytes of the records in a random order, one line of ordinary training
     output between them: a planted value every ~140 bytes."""
     rng = random.Random(seed)
-    pool = [r["text"] + "\n" for r in records(per_kind=40, seed=seed)]
+    pool = [r["text"] + "\n" for r in records(per_kind=40, seed=seed, later=False)]
     filler = [
         "[rank0]: step {s}/500000 | loss {l:.4f} | lr 3.000e-04 | grad_norm 0.871\n",
         "  warnings.warn(\n",

@@ -88,6 +88,9 @@ _MAX_DENSE = 1 << 12
 # The learning pass's verdicts (scanner.Confirmed, ~40 bytes an anchor), kept for the masking
 # pass of this many chunks at most (the first 256 MiB of a log, in 1 MiB chunks).
 _MAX_CONFIRMED = 256
+# The chunks mask_log_utf8's learning pass read, kept for its masking pass up to this many
+# bytes; a longer log is read again.
+_MAX_KEPT_BYTES = 64 << 20
 
 # The setting the service reads too (config/settings.py): a YAML file of Presidio recognizers.
 RECOGNIZERS_FILE_ENV = "MASKING_RECOGNIZERS_FILE"
@@ -561,8 +564,23 @@ def mask_log_utf8(
 ) -> Iterator[bytes]:
     """``mask_log``'s chunks UTF-8 encoded, never made into text where the log is valid UTF-8
     (the command line writes them as they are: on issue 33's dense log, whose chunks hold a few
-    characters outside Latin-1, decoding and encoding each chunk twice cost a seventh of it)."""
+    characters outside Latin-1, decoding and encoding each chunk twice cost a seventh of it).
+    The learning pass's chunks are kept for the masking pass up to ``_MAX_KEPT_BYTES``: the
+    log is then read, cleaned and cut once (a gzip decompressed once), and each chunk's hash,
+    which finds the learning pass's verdicts, is made once."""
+    kept: list[bytes] | None = []
+    size = 0
     for buf in iter_line_chunks_utf8(read(), chunk_size):
         masker.learn_bytes(buf)
-    for buf in iter_line_chunks_utf8(read(), chunk_size):
-        yield masker.mask_bytes(buf)
+        if kept is not None:
+            size += len(buf)
+            kept.append(buf)
+            if size > _MAX_KEPT_BYTES:
+                kept = None
+    if kept is None:
+        for buf in iter_line_chunks_utf8(read(), chunk_size):
+            yield masker.mask_bytes(buf)
+        return
+    kept.reverse()  # popped from the end: each chunk freed once masked
+    while kept:
+        yield masker.mask_bytes(kept.pop())

@@ -261,7 +261,10 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "cli_secret_flag",
         "SECRET",
-        rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =](?:[\"'][^\"'\n<]|[^\s\"'<\-])",
+        # a value may start with one '-' (--api-key -Rd8JbZ1b*@A5I); --token --verbose is two
+        # options, and the validator leaves an option or a negative number (--token -1)
+        rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =]"
+        rb"(?:[\"'][^\"'\n<]|[^\s\"'<\-]|-[^\s\"'<\-])",
         _c(
             rb"--[a-z_\-]*(?:password|token|api[_\-]?key|secret)[ =]"
             rb"(?:(?P<q>[\"'])(?P<w>(?:(?!(?P=q))[^\n]){1,512})(?P=q)|"

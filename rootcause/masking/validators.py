@@ -525,11 +525,19 @@ def _key_kind(key: bytes) -> int:
     return kind
 
 
+# After a key, a command-line option (-v, --verbose, -no-cache) or a negative number (-1,
+# -0.53, -1.25e-3) is no value: the key's value is missing or the key is a setting.
+_OPTION_OR_NUMBER = re.compile(rb"--?[a-z]+(?:-[a-z]+)*|-\d+(?:\.\d+)?(?:e[+\-]?\d+)?")
+
+
 def _assignment_verdict(key: bytes, value: bytes) -> str | None:
     kind = _key_kind(key)
     if kind == _NEVER:
         return None
     if is_placeholder(value) or value.startswith(b"<"):
+        return None
+    dashed = value.startswith(b"-")
+    if dashed and _OPTION_OR_NUMBER.fullmatch(value):
         return None
     if kind == _PASSWORD:
         return "SECRET" if len(value.strip()) >= 3 else None
@@ -543,7 +551,8 @@ def _assignment_verdict(key: bytes, value: bytes) -> str | None:
         return None
     if _IDENTIFIER.fullmatch(value) and not _has_digit(value) and not _random_letters(value):
         return None
-    symbols = len(value) - len(value.translate(None, _SECRET_SYMBOLS))
+    # a leading '-' that starts no option or number is a generated password's (-OGPvRimDQF)
+    symbols = len(value) - len(value.translate(None, _SECRET_SYMBOLS)) + dashed
     if not (_has_alpha(value) and (_has_digit(value) or symbols)) and len(value) < 20:
         return None
     return "SECRET"

@@ -208,3 +208,35 @@ def test_the_generator_meets_the_targets_of_the_issue_on_both_paths() -> None:
         missed += [(record["kind"], v) for v in record["values"] if v in client]
         altered += sum(d not in client for d in record["decoys"])
     assert (missed, altered, differ) == ([], 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "python train.py --api-key -Rd8JbZ1b*@A5I --lr -1",
+            "python train.py --api-key <SECRET> --lr -1",
+        ),
+        ("secret: -OGPvRimDQF", "secret: <SECRET>"),
+        ("+ deploy.sh --password -hunter2pw -v", "+ deploy.sh --password <SECRET> -v"),
+        (
+            '{"db_password": "-x9Qw_e4", "loss": -0.53}',
+            '{"db_password": "<SECRET>", "loss": -0.53}',
+        ),
+    ],
+)
+def test_a_secret_value_that_starts_with_a_dash_is_masked(line: str, expected: str) -> None:
+    assert both(line + "\n") == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "loss: -0.53 grad_norm: -1.25e-3 secret_steps: -3",
+        "python train.py --lr -1 --token -1 --password -x",
+        "python train.py --api-key --verbose --secret -v --token -no-cache",
+        "token: -1.25e-3 password: -0.5",
+    ],
+)
+def test_options_and_negative_numbers_after_a_key_are_kept(line: str) -> None:
+    assert both(line + "\n") == line + "\n"

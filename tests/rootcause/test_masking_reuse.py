@@ -364,3 +364,31 @@ def test_the_command_line_s_bytes_are_the_masked_text_encoded() -> None:
             masker = Masker(SECRET, analyzer=analyzer)
             raw = b"".join(masker_module.mask_log_utf8(partial(list, [data]), masker, 4096))
             assert raw == text.encode("utf-8", "surrogatepass")
+
+
+def test_a_log_longer_than_the_kept_chunks_is_read_again_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """mask_log_utf8 keeps the learning pass's chunks for the masking pass up to a size and
+    reads a longer log again: both ways give the same bytes, and the log is read once when
+    kept, twice when not."""
+    data = b"".join(_inputs())
+    reads: list[int] = []
+
+    def read() -> list[bytes]:
+        reads.append(1)
+        return [data]
+
+    def masked() -> bytes:
+        masker = Masker(SECRET, analyzer=masker_module.WHEN_NEEDED)
+        return b"".join(masker_module.mask_log_utf8(read, masker, 4096))
+
+    kept = masked()
+    assert len(reads) == 1
+    monkeypatch.setattr(masker_module, "_MAX_KEPT_BYTES", 10_000)
+    assert masked() == kept
+    assert len(reads) == 3
+    text = "".join(
+        mask_log(partial(list, [data]), Masker(SECRET, analyzer=masker_module.WHEN_NEEDED), 4096)
+    )
+    assert kept == text.encode("utf-8", "surrogatepass")
