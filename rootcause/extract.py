@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rootcause.engine import Engine
-from rootcause.engine.scanning import INTERNAL, RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE
+from rootcause.engine.scanning import INTERNAL, RECOVERY_PROGRESS_LINES, is_training_line
 from rootcause.evidence import LOOKBACK_LINES, LineContext, LineInfo
 from rootcause.masking import Masker, iter_line_chunks
 from rootcause.masking.scanner import Candidate
@@ -154,7 +154,7 @@ def _resumption_walk(lines: Sequence[str], i: int) -> int:
     low = i
     for j in range(i - 1, max(-1, i - 1 - LOOKBACK_LINES), -1):
         low = j
-        if TRAINING_LINE_RE.search(lines[j][:400]):
+        if is_training_line(lines[j]):
             found += 1
             if found >= RECOVERY_PROGRESS_LINES:
                 break

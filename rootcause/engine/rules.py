@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rootcause.catalogue import Entry
 from rootcause.engine.metrics import PROGRESS_BAR_RE, logged_finite_after
-from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Hit, Scan
+from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, Hit, Scan, is_training_line
 from rootcause.evidence import parse_line
 from rootcause.matching import Signal
 from rootcause.ranks import DISTINCT_FIRST_SECONDS, Basis, FirstError, RankAnswer, rank_answer
@@ -325,9 +325,7 @@ def _recovered(held: Held, scan: Scan, entry: int) -> bool:
         return True
     # the tail holds the non-empty ones of the log's last lines
     training = sum(
-        bool(TRAINING_LINE_RE.search(t[:400]))
-        for t, at in zip(scan.tail, scan.tail_at, strict=True)
-        if at > last
+        is_training_line(t) for t, at in zip(scan.tail, scan.tail_at, strict=True) if at > last
     )
     if training < RECOVERY_PROGRESS_LINES:
         return False
@@ -355,7 +353,7 @@ def _handled(scan: Scan, last: tuple[int, int]) -> bool:
         return False
     said = max(after)
     return any(
-        at > said and (TRAINING_LINE_RE.search(t[:400]) or _FINISHED_RE.search(t[:400]))
+        at > said and (is_training_line(t) or _FINISHED_RE.search(t[:400]) is not None)
         for t, at in zip(scan.tail, scan.tail_at, strict=True)
     )
 

@@ -116,6 +116,23 @@ TRAINING_LINE_RE = re.compile(
     r"\b(?:train_|val_|eval_)?loss['\"]?\s{0,3}[:=]\s{0,3}[0-9]"
 )
 
+
+def is_training_line(line: str) -> bool:
+    """Whether the first 400 characters of ``line`` read as training progress (TRAINING_LINE_RE).
+
+    Called on every line of the look-back windows and the tail, so the regex (its caseless
+    alternation costs microseconds a line) runs only on a line holding one of its words,
+    caseless: "step", "epoch", "iter" or "loss". Told by lower() in an ASCII line (most of
+    them: there only ASCII letters match the pattern's); any other line goes to the pattern,
+    whose caseless 's' is also U+017F and 'i' U+0130 and U+0131."""
+    head = line[:400]
+    if head.isascii():
+        lower = head.lower()
+        if not ("step" in lower or "epoch" in lower or "iter" in lower or "loss" in lower):
+            return False
+    return TRAINING_LINE_RE.search(head) is not None
+
+
 Stream = tuple[int, str | None, int | None]  # (source index, host, rank)
 
 
@@ -468,7 +485,7 @@ class Scanner:
             return
         found = 0
         for j in range(i - 1, max(-1, i - 1 - min(gap, LOOKBACK_LINES)), -1):
-            if TRAINING_LINE_RE.search(ctx.lines[j][:400]):
+            if is_training_line(ctx.lines[j]):
                 found += 1
                 if found >= RECOVERY_PROGRESS_LINES:
                     scan.resumed_after.append(scan.last_trouble)

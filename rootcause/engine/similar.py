@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from rootcause.catalogue import Entry
-from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, TRAINING_LINE_RE, Scan
+from rootcause.engine.scanning import RECOVERY_PROGRESS_LINES, Scan, is_training_line
 
 # Below this likeness (0-100) a line resembles no signature well enough to say anything. The
 # best line of any healthy log in dev, dev2 and tests/logs reaches 42.
@@ -162,9 +162,7 @@ def _went_on_after(scan: Scan, at: tuple[int, int]) -> bool:
     if any(r >= at for r in scan.recoveries) or any(r >= at for r in scan.resumed_after):
         return True
     progress = sum(
-        bool(TRAINING_LINE_RE.search(t[:400]))
-        for t, where in zip(scan.tail, scan.tail_at, strict=True)
-        if where > at
+        is_training_line(t) for t, where in zip(scan.tail, scan.tail_at, strict=True) if where > at
     )
     return progress >= RECOVERY_PROGRESS_LINES
 

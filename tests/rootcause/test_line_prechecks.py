@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from rootcause import evidence
 from rootcause.engine import metrics
+from rootcause.engine.scanning import TRAINING_LINE_RE, is_training_line
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,6 +70,25 @@ PIECES = [
     "0",
 ]
 TEXTS = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+# Progress lines and near misses, with the look-alikes re takes for their letters (the long s,
+# the dotted and dotless i), and a run long enough to push a word past the 400 characters read.
+PROGRESS_PIECES = [
+    *PIECES,
+    "step 12",
+    "Step: 3",
+    "EPOCH[2",
+    "epoch=7",
+    "iter 40",
+    "Iteration 9",
+    "\u017ftep 4",
+    "\u0130ter 5",
+    "\u0131ter 6",
+    "train_loss=0.3",
+    "eval_loss : 1",
+    "steps 3",
+    "x" * 380,
+]
+PROGRESS_TEXTS = st.lists(st.sampled_from(PROGRESS_PIECES), max_size=30).map("".join)
 
 
 def _timestamp_plain(head: str) -> float | None:
@@ -113,6 +133,12 @@ def test_the_series_are_found_where_the_plain_search_finds_them(text: str) -> No
     _same_matches(metrics.HOST_MEMORY_RE, text)
 
 
+@settings(max_examples=600, deadline=None)
+@given(PROGRESS_TEXTS)
+def test_a_progress_line_is_told_as_the_plain_search_tells_it(text: str) -> None:
+    assert is_training_line(text) == (TRAINING_LINE_RE.search(text[:400]) is not None)
+
+
 def test_every_character_re_takes_for_a_letter_of_the_start_words_lowers_to_it() -> None:
     # What _finditer relies on: in the lowered text (the long s made an s) the start words are
     # found wherever the case-insensitive pattern could begin.
@@ -138,3 +164,4 @@ def test_the_corpora_read_the_same() -> None:
             assert evidence.parse_timestamp(head) == _timestamp_plain(head)
             if evidence._SOFT_RANK_RE.search(head):
                 assert evidence._may_name_rank(head)
+            assert is_training_line(line) == (TRAINING_LINE_RE.search(line[:400]) is not None)
