@@ -1,6 +1,7 @@
-"""A submission's file name and CI metadata are masked like its log; names a masker found nothing
-in are remembered and stored as they are without masking them again (diagnosis/services/
-submission.py, `_masked_names`). What is stored must be what masking them anew would give."""
+"""CI jobs send the same file name and metadata with every submission. Their validation is
+remembered for a valid set (diagnosis/api.py, `_validated_metadata`), and names a masker found
+nothing in are stored as they are without masking them again (diagnosis/services/submission.py,
+`_masked_names`): what is stored and answered must be what doing it anew would give."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from accounts.services import create_masking_rule
 from diagnosis.models import Diagnosis
+from diagnosis.serializers import SubmissionMetadataSerializer
 from diagnosis.services import submission
 from tests.diagnosis.logs import OOM_LOG
 
@@ -83,3 +85,29 @@ def test_a_remembered_name_is_stored_as_masking_it_anew_would_store_it(acme_api)
 
     assert first.filename == second.filename == third.filename
     assert first.commit == second.commit == third.commit == "abc123"
+
+
+def test_a_valid_set_of_metadata_is_validated_once(acme_api):
+    headers = {"HTTP_X_ROOTCAUSE_FILENAME": "validated-once.log", "HTTP_X_ROOTCAUSE_LABELS": "a,b"}
+    validate = SubmissionMetadataSerializer.is_valid
+    with mock.patch.object(
+        SubmissionMetadataSerializer, "is_valid", autospec=True, side_effect=validate
+    ) as validated:
+        first, second = _submit(acme_api, **headers), _submit(acme_api, **headers)
+
+    assert validated.call_count == 1
+    for stored in (first, second):
+        assert (stored.filename, stored.labels) == ("validated-once.log", ["a", "b"])
+
+
+def test_invalid_metadata_is_refused_every_time(acme_api):
+    for _ in range(2):
+        response = acme_api.post(
+            URL,
+            data=OOM_LOG.encode(),
+            content_type="text/plain",
+            HTTP_X_ROOTCAUSE_RUN_URL="javascript:alert(1)",
+        )
+        assert response.status_code == 400, response.content
+        assert "run_url" in response.content.decode()
+    assert not Diagnosis.objects.exists()
