@@ -82,11 +82,10 @@ def own_database(name: str, prefix: str) -> Iterator[None]:
             keys.delete(key)
 
 
-def submitter() -> Callable[[int], None]:
-    """A function that makes `count` of the load test's submissions through Django's whole
-    handler, after making the organisations and their tokens."""
+def tokens_and_logs() -> tuple[list[str], list[bytes]]:
+    """The load test's callers and logs: ORGANIZATIONS organisations, each with an API token,
+    and 32 distinct 50 KB training logs."""
     from django.contrib.auth import get_user_model
-    from django.test import Client
 
     from accounts.services import create_api_token, create_organization
     from bench.genlog import generate_log
@@ -98,7 +97,15 @@ def submitter() -> Callable[[int], None]:
         )
         organization = create_organization(name=f"Load {i}", owner=owner)
         tokens.append(create_api_token(organization=organization, created_by=owner, name="l")[1])
-    logs = [b"".join(generate_log(50 * 1024, seed=seed)) for seed in range(32)]
+    return tokens, [b"".join(generate_log(50 * 1024, seed=seed)) for seed in range(32)]
+
+
+def submitter() -> Callable[[int], None]:
+    """A function that makes `count` of the load test's submissions through Django's whole
+    handler, after making the organisations and their tokens."""
+    from django.test import Client
+
+    tokens, logs = tokens_and_logs()
     client = Client()
 
     def submit(count: int) -> None:
@@ -112,5 +119,58 @@ def submitter() -> Callable[[int], None]:
             )
             if response.status_code != 202:
                 raise SystemExit(f"{response.status_code}: {response.content[:300]!r}")
+
+    return submit
+
+
+def wsgi_submitter() -> Callable[[int], None]:
+    """`submitter`'s submissions through the WSGI application gunicorn serves
+    (config.wsgi.application, its upload deadline included), called with the environ gunicorn
+    gives it for the load test's request: no test client in between."""
+    import io
+    import sys
+
+    from config.wsgi import application
+
+    tokens, logs = tokens_and_logs()
+    answers: list[str] = []
+
+    def start_response(status: str, headers: object, exc_info: object = None) -> None:
+        answers.append(status)
+
+    def submit(count: int) -> None:
+        for i in range(count):
+            body = logs[i % len(logs)]
+            environ = {
+                "REQUEST_METHOD": "POST",
+                "PATH_INFO": "/api/v1/diagnoses",
+                "QUERY_STRING": "",
+                "SCRIPT_NAME": "",
+                "SERVER_NAME": "127.0.0.1",
+                "SERVER_PORT": "8000",
+                "SERVER_PROTOCOL": "HTTP/1.1",
+                "REMOTE_ADDR": "127.0.0.1",
+                "REMOTE_PORT": "50000",
+                "wsgi.url_scheme": "http",
+                "wsgi.input": io.BytesIO(body),
+                "wsgi.errors": sys.stderr,
+                "wsgi.version": (1, 0),
+                "wsgi.multithread": True,
+                "wsgi.multiprocess": True,
+                "wsgi.run_once": False,
+                "CONTENT_TYPE": "text/plain",
+                "CONTENT_LENGTH": str(len(body)),
+                "HTTP_HOST": "127.0.0.1:8000",
+                "HTTP_AUTHORIZATION": f"Bearer {tokens[i % len(tokens)]}",
+                "HTTP_X_ROOTCAUSE_FILENAME": "train.log",
+                "HTTP_USER_AGENT": "locust",
+                "HTTP_ACCEPT": "*/*",
+                "HTTP_CONNECTION": "keep-alive",
+            }
+            answer = application(environ, start_response)
+            b"".join(answer)
+            getattr(answer, "close", lambda: None)()
+            if not answers[-1].startswith("202"):
+                raise SystemExit(f"answered {answers[-1]}")
 
     return submit

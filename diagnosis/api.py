@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import cast
 from urllib.parse import unquote
 
@@ -214,9 +215,24 @@ def _upload_of(request: Request) -> _Upload:
             detail=f'Unsupported media type "{media_type}": send the log as text/plain, '
             "application/octet-stream, a multipart/form-data `file` or JSON.",
         )
-    metadata = SubmissionMetadataSerializer(data=fields)
+    filename, metadata = _validated_metadata(
+        tuple((name, tuple(v) if isinstance(v, list) else v) for name, v in fields.items())
+    )
+    return _Upload(chunks, filename, metadata, files)
+
+
+@lru_cache(maxsize=512)
+def _validated_metadata(fields: tuple[tuple[str, object], ...]) -> tuple[str, JobMetadata]:
+    """The file name and metadata of a raw or multipart submission, validated (400 if invalid);
+    `fields`: (name, value) as the headers or the form give them, the labels as a tuple.
+
+    CI jobs send the same few values over and over, and DRF's validation of them is a pure
+    function of the values: a valid set's result is remembered (512 sets), an invalid one is
+    validated again each time (nothing cached on an error)."""
+    data = {name: list(v) if isinstance(v, tuple) else v for name, v in fields}
+    metadata = SubmissionMetadataSerializer(data=data)
     metadata.is_valid(raise_exception=True)
-    return _Upload(chunks, metadata.validated_data.get("filename", ""), metadata.metadata(), files)
+    return metadata.validated_data.get("filename", ""), metadata.metadata()
 
 
 def _bundle_files(uploads: list[UploadedFile], *, bundle: bool) -> list[tuple[str, bytes]] | None:

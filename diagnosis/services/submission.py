@@ -9,6 +9,7 @@ import hashlib
 import logging
 import secrets
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -98,11 +99,12 @@ def _masker_of_names(diagnosis_id: uuid.UUID, rules: list[Rule]) -> Masker:
     )
 
 
-def _masked_filename(filename: str, masker: Masker) -> str:
+def _masked_filename(filename: str, masker: Masker | None) -> str:
     """The name is shown back to the user: only its last component, on one line with no
-    direction-changing or invisible characters (plumbing/text.py), masked like the log."""
+    direction-changing or invisible characters (plumbing/text.py), masked like the log (with no
+    masker: one it was found to need none of, `_masked_names`)."""
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    return masker.mask(one_line(base))[:255]
+    return _mask(one_line(base), masker)[:255]
 
 
 @dataclass(frozen=True)
@@ -136,16 +138,49 @@ class _Hasher(Protocol):
     def update(self, data: bytes, /) -> None: ...
 
 
-def _masked_metadata(metadata: JobMetadata, masker: Masker) -> MaskedMetadata:
+# (file name, metadata, the organisation's rules, the operator's recognizers) that a masker found
+# nothing in: at most this many, the oldest forgotten first.
+_MAX_CLEAN_NAMES = 512
+_clean_names: OrderedDict[tuple[object, ...], None] = OrderedDict()
+
+
+def _masked_names(
+    diagnosis_id: uuid.UUID, filename: str, metadata: JobMetadata, rules: list[Rule]
+) -> tuple[str, MaskedMetadata]:
+    """The file name and CI metadata as stored (`_masked_filename`, `_masked_metadata`).
+
+    Most submissions send the same few names (`train.log`, a job's name) over and over, and a
+    masker is made and run on them each time. What it finds depends on the names, the rules and
+    the recognizers alone; only its pseudonyms depend on the diagnosis (its secret). So a set of
+    names in which a masker found nothing is remembered, and the next submission with the same
+    names and rules stores them as they are without making a masker: what the masker would have
+    given. A set with anything masked is masked anew every time, with its diagnosis' secret."""
+    key = (filename, metadata, tuple(rules), settings.MASKING_RECOGNIZERS_FILE)
+    if key in _clean_names:
+        return _masked_filename(filename, None), _masked_metadata(metadata, None)
+    masker = _masker_of_names(diagnosis_id, rules)
+    names = _masked_filename(filename, masker), _masked_metadata(metadata, masker)
+    if not masker.counts:
+        if len(_clean_names) >= _MAX_CLEAN_NAMES:
+            _clean_names.popitem(last=False)
+        _clean_names[key] = None
+    return names
+
+
+def _masked_metadata(metadata: JobMetadata, masker: Masker | None) -> MaskedMetadata:
     """The metadata as stored: masked like the log (a job name or a URL may hold a host or a
     user name), on one line with no direction-changing or invisible characters (each is shown
     to others: plumbing/text.py), cut to the columns' lengths (a pseudonym may be longer)."""
     return {
-        "job": masker.mask(one_line(metadata.job))[:200],
-        "run_url": masker.mask(one_line(metadata.run_url))[:500],
-        "commit": masker.mask(one_line(metadata.commit))[:100],
-        "labels": [masker.mask(label)[:100] for label in map(one_line, metadata.labels) if label],
+        "job": _mask(one_line(metadata.job), masker)[:200],
+        "run_url": _mask(one_line(metadata.run_url), masker)[:500],
+        "commit": _mask(one_line(metadata.commit), masker)[:100],
+        "labels": [_mask(label, masker)[:100] for label in map(one_line, metadata.labels) if label],
     }
+
+
+def _mask(text: str, masker: Masker | None) -> str:
+    return text if masker is None else masker.mask(text)
 
 
 @dataclass(frozen=True)
@@ -429,15 +464,17 @@ class _Draft:
     def row(self, *, size: int, body_digest: str) -> Diagnosis:
         """The row as it will be created (not saved: the charge creates it). The file name and
         CI metadata are masked like the log, with the organisation's rules."""
-        masker = _masker_of_names(self.id, self.masking_rules)
+        filename, metadata = _masked_names(
+            self.id, self.filename, self.metadata, self.masking_rules
+        )
         return Diagnosis(
             id=self.id,
             organization=self.actor.organization,
             created_by=self.actor.user if self.actor.is_person else None,
             source=self.source,
             kind=self.kind,
-            filename=_masked_filename(self.filename, masker),
-            **_masked_metadata(self.metadata, masker),
+            filename=filename,
+            **metadata,
             size_bytes=size,
             idempotency_key_digest=self.key_digest,
             body_digest=body_digest,
