@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -151,11 +152,11 @@ def evaluate(corpus: Path, engine: Engine) -> Report:
 OUT_OF_TAXONOMY = "out_of_taxonomy"
 
 
-def log_decides_rank(label: dict[str, Any]) -> bool:
+def log_decides_rank(label: Mapping[str, object]) -> bool:
     """Whether the labelled log can decide its initiating rank. A run-produced log (its label
     names the launcher) is judged by its scenario's name (`generate.rank_decidable`: not a
     two-rank collective mismatch whose ranks report each other); a public log always counts."""
-    return "launcher" not in label or rank_decidable(label["file"].removesuffix(".log"))
+    return "launcher" not in label or rank_decidable(str(label["file"]).removesuffix(".log"))
 
 
 # The sealed parts nobody has read a miss of (realruns/sealed and sealed2 have been read).

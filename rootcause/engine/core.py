@@ -84,7 +84,14 @@ class Engine:
         found = []
         for entry_index, sigs in scores.items():
             entry = self.entries[entry_index]
-            score = 1 - math.prod(1 - self.signals[s].weight for s in sigs)
+            # One line is one piece of evidence: an entry's signals that match the same line
+            # (an OOM read as in an optimizer, an evaluation or a test() frame, frames that
+            # search does not check) count once, at the strongest, not compounded.
+            strongest: dict[int, float] = {}
+            for s in sigs:
+                for hit in scan.loose_hits[s]:
+                    strongest[hit.line] = max(strongest.get(hit.line, 0.0), self.signals[s].weight)
+            score = 1 - math.prod(1 - w for w in strongest.values())
             if not any(self.signals[s].kind == "error" for s in sigs):
                 score *= 0.5
             pairs = sorted(

@@ -1,5 +1,5 @@
 """CI jobs send the same file name and metadata with every submission. Their validation is
-remembered for a valid set (diagnosis/api.py, `_validated_metadata`), and names a masker found
+remembered for a valid set (diagnosis/uploads.py, `validated_metadata`), and names a masker found
 nothing in are stored as they are without masking them again (diagnosis/services/submission.py,
 `_masked_names`): what is stored and answered must be what doing it anew would give."""
 
