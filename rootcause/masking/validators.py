@@ -537,8 +537,10 @@ def _assignment_verdict(key: bytes, value: bytes) -> str | None:
     if is_placeholder(value) or value.startswith(b"<"):
         return None
     dashed = value.startswith(b"-")
-    if dashed and _OPTION_OR_NUMBER.fullmatch(value):
-        return None
+    if dashed and (
+        _OPTION_OR_NUMBER.fullmatch(value) or not (_has_alpha(value) or _has_digit(value))
+    ):
+        return None  # an option, a negative number, or a rule of dashes (`secret: ---------`)
     if kind == _PASSWORD:
         return "SECRET" if len(value.strip()) >= 3 else None
     if kind == _RANDOM:

@@ -236,6 +236,8 @@ def test_a_secret_value_that_starts_with_a_dash_is_masked(line: str, expected: s
         "python train.py --lr -1 --token -1 --password -x",
         "python train.py --api-key --verbose --secret -v --token -no-cache",
         "token: -1.25e-3 password: -0.5",
+        "secret: " + "-" * 600,  # a rule of dashes after a key, no value
+        "--api-key ---------- --password -=-=-=-=",
     ],
 )
 def test_options_and_negative_numbers_after_a_key_are_kept(line: str) -> None:
