@@ -827,32 +827,25 @@ def lost_or_timed_out(kinds: dict[int, str]) -> dict[int, FirstError]:
     }
 
 
+def waited_for(kinds: dict[int, str], ranks_seen: set[int]) -> tuple[int | None, Basis]:
+    """The rank answer's rank and basis when every rank's error is a lost peer or a timeout."""
+    answer = rank_answer(
+        root_errors={},
+        collateral_errors=lost_or_timed_out(kinds),
+        evidence=CrossRankEvidence(),
+        ranks_seen=ranks_seen,
+    )
+    return answer.rank, answer.basis
+
+
 def test_two_lost_peers_name_the_one_after_every_timeout_only_when_every_rank_spoke():
-    errors = lost_or_timed_out({1: LOST, 0: TIMED_OUT, 2: TIMED_OUT, 3: LOST})
-    answer = rank_answer(
-        root_errors={},
-        collateral_errors=errors,
-        evidence=CrossRankEvidence(),
-        ranks_seen={0, 1, 2, 3},
-    )
-    assert (answer.rank, answer.basis) == (3, Basis.WAITED_FOR)
+    kinds = {1: LOST, 0: TIMED_OUT, 2: TIMED_OUT, 3: LOST}
+    assert waited_for(kinds, {0, 1, 2, 3}) == (3, Basis.WAITED_FOR)
     # a fifth rank seen that said nothing may be a crash the others lost: not this rule's
-    answer = rank_answer(
-        root_errors={},
-        collateral_errors=errors,
-        evidence=CrossRankEvidence(),
-        ranks_seen={0, 1, 2, 3, 4},
-    )
-    assert answer.basis is not Basis.WAITED_FOR
+    assert waited_for(kinds, {0, 1, 2, 3, 4})[1] is not Basis.WAITED_FOR
     # two ranks that lost their peers after every timeout: neither is singled out by this rule
-    errors = lost_or_timed_out({0: TIMED_OUT, 2: TIMED_OUT, 1: LOST, 3: LOST})
-    answer = rank_answer(
-        root_errors={},
-        collateral_errors=errors,
-        evidence=CrossRankEvidence(),
-        ranks_seen={0, 1, 2, 3},
-    )
-    assert answer.basis is not Basis.WAITED_FOR
+    kinds = {0: TIMED_OUT, 2: TIMED_OUT, 1: LOST, 3: LOST}
+    assert waited_for(kinds, {0, 1, 2, 3})[1] is not Basis.WAITED_FOR
 
 
 OOM_ON = (

@@ -39,89 +39,48 @@ from bench.realruns.generate import (
     sealed6,
 )
 
-
-@dataclass(frozen=True)
-class Round:
-    number: int
-    draw: Callable[..., list[Scenario]]
-    earlier: tuple[Callable[..., list[Scenario]], ...]  # the seeded rounds before it
-    sizes: range  # how many runs it draws (any for round 3: its split is tested apart)
-    ranked_share: float  # at least this share with one initiating rank
-    healthy: int  # at least this many healthy runs
-    banned_at: int  # a scenario to ban by hand, besides the first and the last
-    like: int = 3  # the round whose launcher rule it draws by (2: among a family's launchers)
-
-
-# the seeded rounds before round 8
-BEFORE_8 = (
+# the seeded rounds in order (round 2 first), listed here apart from the generator's own list
+SEEDED = (
     round2_scenarios,
     round3_scenarios,
     round4_scenarios,
     round5_scenarios,
     round6_scenarios,
     round7_scenarios,
+    round8_scenarios,
+    round9_scenarios,
+    round10_scenarios,
 )
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int
+    sizes: range  # how many runs it draws (any for round 3: its split is tested apart)
+    ranked_share: float  # at least this share with one initiating rank
+    healthy: int  # at least this many healthy runs
+    banned_at: int  # a scenario to ban by hand, besides the first and the last
+    like: int = 3  # the round whose launcher rule it draws by (2: among a family's launchers)
+
+    @property
+    def draw(self) -> Callable[..., list[Scenario]]:
+        return SEEDED[self.number - 2]
+
+    @property
+    def earlier(self) -> tuple[Callable[..., list[Scenario]], ...]:
+        """The seeded rounds before it."""
+        return SEEDED[: self.number - 2]
+
+
 ROUNDS = [
-    Round(3, round3_scenarios, (round2_scenarios,), range(0, 1000), 0.7, 6, 7),
-    Round(4, round4_scenarios, (round2_scenarios, round3_scenarios), range(60, 71), 0.75, 5, 9),
-    Round(
-        5,
-        round5_scenarios,
-        (round2_scenarios, round3_scenarios, round4_scenarios),
-        range(50, 61),
-        0.75,
-        4,
-        9,
-    ),
-    Round(
-        6,
-        round6_scenarios,
-        (round2_scenarios, round3_scenarios, round4_scenarios, round5_scenarios),
-        range(65, 76),
-        0.8,
-        5,
-        11,
-    ),
-    Round(
-        7,
-        round7_scenarios,
-        (round2_scenarios, round3_scenarios, round4_scenarios, round5_scenarios, round6_scenarios),
-        range(65, 76),
-        0.55,
-        15,
-        13,
-        like=2,
-    ),
-    Round(
-        8,
-        round8_scenarios,
-        BEFORE_8,
-        range(85, 96),
-        0.55,
-        20,
-        17,
-        like=2,
-    ),
-    Round(
-        9,
-        round9_scenarios,
-        (*BEFORE_8, round8_scenarios),
-        range(60, 91),
-        0.6,
-        12,
-        13,
-        like=2,
-    ),
-    Round(
-        10,
-        round10_scenarios,
-        (*BEFORE_8, round8_scenarios, round9_scenarios),
-        range(70, 80),
-        0.7,
-        10,
-        19,
-        like=2,
-    ),
+    Round(3, range(0, 1000), 0.7, 6, 7),
+    Round(4, range(60, 71), 0.75, 5, 9),
+    Round(5, range(50, 61), 0.75, 4, 9),
+    Round(6, range(65, 76), 0.8, 5, 11),
+    Round(7, range(65, 76), 0.55, 15, 13, like=2),
+    Round(8, range(85, 96), 0.55, 20, 17, like=2),
+    Round(9, range(60, 91), 0.6, 12, 13, like=2),
+    Round(10, range(70, 80), 0.7, 10, 19, like=2),
 ]
 by_number = pytest.mark.parametrize("r", ROUNDS, ids=lambda r: f"round{r.number}")
 
@@ -275,16 +234,30 @@ def test_rounds_7_to_9_are_drawn_as_round2_was(draw: Callable[..., list[Scenario
     assert abs(len(healthy) / len(drawn) - 9 / 37) < 0.05
 
 
+def assert_split(
+    drawn: list[Scenario],
+    blind: Callable[[str], bool],
+    sizes: range,
+    ranked: int,
+    others: tuple[Callable[[str], bool], ...],
+) -> None:
+    """A round's open and blind halves: each of `sizes` runs, at least `ranked` runs with a known
+    initiating rank in the blind one, picked by a hash of its own (not one of `others`')."""
+    picked = [blind(sc.name) for sc in drawn]
+    assert sum(picked) in sizes
+    assert len(drawn) - sum(picked) in sizes
+    assert (
+        sum(sc.initiating_rank is not None for sc, p in zip(drawn, picked, strict=True) if p)
+        >= ranked
+    )
+    for other in others:
+        assert picked != [other(sc.name) for sc in drawn]
+
+
 def test_round8_splits_an_open_and_a_blind_half() -> None:
-    # the blind half has at least sealed2's 21 runs with a known initiating rank before any drop
-    drawn = round8_scenarios()
-    blind = [sc for sc in drawn if sealed5(sc.name)]
-    open_part = [sc for sc in drawn if not sealed5(sc.name)]
-    assert 35 <= len(blind) <= 55
-    assert 35 <= len(open_part) <= 55
-    assert sum(sc.initiating_rank is not None for sc in blind) >= 24
+    # the blind half has at least sealed2's 21 runs with a known initiating rank before any drop;
     # a hash of its own: not sealed()'s third nor sealed4()'s half
-    assert [sealed5(sc.name) for sc in drawn] != [sealed4(sc.name) for sc in drawn]
+    assert_split(round8_scenarios(), sealed5, range(35, 56), 24, (sealed4,))
 
 
 def test_round10_is_drawn_as_round2_was_with_a_rank_ending_silent_twice_as_often() -> None:
@@ -302,15 +275,7 @@ def test_round10_is_drawn_as_round2_was_with_a_rank_ending_silent_twice_as_often
 
 
 def test_round10_splits_an_open_and_a_blind_half() -> None:
-    drawn = round10_scenarios()
-    blind = [sc for sc in drawn if sealed6(sc.name)]
-    open_part = [sc for sc in drawn if not sealed6(sc.name)]
-    assert 28 <= len(blind) <= 46
-    assert 28 <= len(open_part) <= 46
-    assert sum(sc.initiating_rank is not None for sc in blind) >= 20
-    # a hash of its own: not sealed4()'s nor sealed5()'s half
-    assert [sealed6(sc.name) for sc in drawn] != [sealed5(sc.name) for sc in drawn]
-    assert [sealed6(sc.name) for sc in drawn] != [sealed4(sc.name) for sc in drawn]
+    assert_split(round10_scenarios(), sealed6, range(28, 47), 20, (sealed4, sealed5))
 
 
 def every_scenario() -> list[Scenario]:
